@@ -1,0 +1,40 @@
+# The two commands of the README:
+#   make demo   build the filter, start the mock LLM and Envoy with the shipped config, show traffic
+#   make test   everything CI runs: lint, unit tests (native and wasm), end-to-end tests in Envoy
+.PHONY: demo test setup build lint unit unit-wasm e2e clean
+
+WASM := target/wasm32-wasip1/release/llm_fallback.wasm
+PY := .venv/bin/python
+
+demo: build
+	$(PY) scripts/demo.py
+
+test: build lint unit unit-wasm e2e
+
+setup:
+	@scripts/setup.sh
+
+build: setup
+	cargo build --release --lib --target wasm32-wasip1
+	cargo build --release -p mock-llm --bin mock-llm
+	cargo build --release --bin llm-fallback
+	@ls -l $(WASM) | awk '{print "llm_fallback.wasm: " $$5 " bytes"}'
+
+lint:
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -- -D warnings
+	cargo clippy --lib --target wasm32-wasip1 -- -D warnings
+
+unit:
+	cargo test --workspace
+
+# The pure core's tests, compiled to wasm and run by wasm-bindgen-test in Node.js.
+unit-wasm: setup
+	CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=$(CURDIR)/.tools/bin/wasm-bindgen-test-runner \
+	  cargo test --lib --target wasm32-unknown-unknown
+
+e2e: build
+	$(PY) -m pytest -q tests/e2e
+
+clean:
+	cargo clean

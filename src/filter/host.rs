@@ -1,0 +1,130 @@
+//! Safe wrappers over the proxy-wasm host calls the filter uses.
+//!
+//! The SDK's `Context` convenience methods `unwrap()` host results (and `get_map_value` panics on
+//! header values that are not UTF-8); a panic traps the VM for every request on the worker. These
+//! wrappers call `proxy_wasm::hostcalls` directly and turn every failure into `None`/`false`,
+//! logged at debug level, so a host surprise degrades one request's bookkeeping, never the proxy.
+
+use proxy_wasm::hostcalls;
+use proxy_wasm::types::{BufferType, LogLevel, MapType, MetricType, Status};
+
+/// Logs through the host, ignoring failures (there is nowhere else to report them).
+pub fn log(level: LogLevel, message: &str) {
+    let _ = hostcalls::log(level, message);
+}
+
+fn debug_failure(what: &str, status: Status) {
+    log(LogLevel::Debug, &format!("{what} failed: {status:?}"));
+}
+
+/// Reads `[start, start + size)` of a body or configuration buffer.
+pub fn buffer(kind: BufferType, start: usize, size: usize) -> Option<Vec<u8>> {
+    match hostcalls::get_buffer(kind, start, size) {
+        Ok(bytes) => bytes,
+        Err(status) => {
+            debug_failure("get_buffer", status);
+            None
+        }
+    }
+}
+
+/// Reads a header as raw bytes (values need not be UTF-8).
+pub fn header(map: MapType, name: &str) -> Option<Vec<u8>> {
+    match hostcalls::get_map_value_bytes(map, name) {
+        Ok(value) => value,
+        Err(status) => {
+            debug_failure("get_map_value", status);
+            None
+        }
+    }
+}
+
+/// Reads a property such as `["plugin_root_id"]`.
+pub fn property(path: Vec<&str>) -> Option<Vec<u8>> {
+    match hostcalls::get_property(path) {
+        Ok(value) => value,
+        Err(status) => {
+            debug_failure("get_property", status);
+            None
+        }
+    }
+}
+
+/// Sends a local reply instead of forwarding the request.
+pub fn send_response(status: u32, headers: Vec<(&str, &str)>, body: &[u8]) -> bool {
+    match hostcalls::send_http_response(status, headers, Some(body)) {
+        Ok(()) => true,
+        Err(status) => {
+            debug_failure("send_http_response", status);
+            false
+        }
+    }
+}
+
+/// Defines a counter stat (`wasmcustom.<name>` in Envoy).
+pub fn define_counter(name: &str) -> Option<u32> {
+    match hostcalls::define_metric(MetricType::Counter, name) {
+        Ok(id) => Some(id),
+        Err(status) => {
+            debug_failure("define_metric", status);
+            None
+        }
+    }
+}
+
+pub fn increment_metric(id: u32, delta: i64) {
+    if let Err(status) = hostcalls::increment_metric(id, delta) {
+        debug_failure("increment_metric", status);
+    }
+}
+
+/// Reads a little-endian u64 from shared data, with its CAS token.
+pub fn shared_u64(key: &str) -> Option<(u64, Option<u32>)> {
+    match hostcalls::get_shared_data(key) {
+        Ok((bytes, cas)) => {
+            let value = bytes
+                .and_then(|b| <[u8; 8]>::try_from(b.as_slice()).ok())
+                .map_or(0, u64::from_le_bytes);
+            Some((value, cas))
+        }
+        Err(status) => {
+            debug_failure("get_shared_data", status);
+            None
+        }
+    }
+}
+
+/// Adds `delta` to a shared u64 with compare-and-swap, retrying a few times on contention.
+/// Returns whether the update landed.
+pub fn shared_add(key: &str, delta: u64) -> bool {
+    const ATTEMPTS: usize = 16;
+    for _ in 0..ATTEMPTS {
+        let Some((value, cas)) = shared_u64(key) else {
+            return false;
+        };
+        let next = value.saturating_add(delta).to_le_bytes();
+        match hostcalls::set_shared_data(key, Some(&next), cas) {
+            Ok(()) => return true,
+            Err(Status::CasMismatch) => continue,
+            Err(status) => {
+                debug_failure("set_shared_data", status);
+                return false;
+            }
+        }
+    }
+    log(
+        LogLevel::Warn,
+        &format!("shared counter {key} stayed contended; update deferred"),
+    );
+    false
+}
+
+/// Creates a shared u64 key with value 0 if it does not exist yet, so that later updates always
+/// carry a CAS token (a write to a missing key always succeeds, which would race).
+pub fn shared_init(key: &str) {
+    if let Some((_, None)) = shared_u64(key) {
+        if let Err(status) = hostcalls::set_shared_data(key, Some(&0u64.to_le_bytes()), None) {
+            debug_failure("set_shared_data", status);
+        }
+    }
+}

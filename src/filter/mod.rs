@@ -1,0 +1,167 @@
+//! The proxy-wasm shell: moves bytes and state between Envoy and the pure core.
+//!
+//! One plugin binary runs in two places, told apart by the plugin's `root_id`:
+//! - `client`: in the HTTP connection manager's filter chain; sees each client request once.
+//! - `upstream`: an upstream HTTP filter of the LLM cluster, inside the router's retry loop;
+//!   sees every attempt.
+//!
+//! Both use the same `vm_id`, so they share one VM per worker and the same shared data.
+
+mod host;
+mod http;
+mod metrics;
+
+use crate::config::Config;
+use metrics::Metrics;
+use proxy_wasm::traits::{Context, HttpContext, RootContext};
+use proxy_wasm::types::{BufferType, ContextType, LogLevel};
+use std::rc::Rc;
+use std::time::Duration;
+
+/// How often local counter deltas are folded into shared data.
+const FLUSH_PERIOD: Duration = Duration::from_secs(1);
+
+/// Where this plugin instance sits in Envoy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Client,
+    Upstream,
+}
+
+impl Role {
+    fn from_root_id(root_id: &str) -> Option<Self> {
+        match root_id {
+            "client" => Some(Role::Client),
+            "upstream" => Some(Role::Upstream),
+            _ => None,
+        }
+    }
+}
+
+/// What every HTTP context of a configured plugin needs.
+pub struct Plugin {
+    pub role: Role,
+    pub config: Config,
+    pub metrics: Metrics,
+}
+
+// No host calls here: Envoy refuses them (`restricted_callback`) while `_initialize` runs.
+proxy_wasm::main! {{
+    proxy_wasm::set_root_context(|_| -> Box<dyn RootContext> { Box::new(Root::default()) });
+}}
+
+#[derive(Default)]
+struct Root {
+    plugin: Option<Rc<Plugin>>,
+}
+
+impl Context for Root {}
+
+impl RootContext for Root {
+    fn on_configure(&mut self, size: usize) -> bool {
+        logger::install();
+        let root_id = host::property(vec!["plugin_root_id"])
+            .and_then(|b| String::from_utf8(b).ok())
+            .unwrap_or_default();
+        let Some(role) = Role::from_root_id(&root_id) else {
+            host::log(
+                LogLevel::Critical,
+                &format!(
+                    "invalid llm-fallback configuration: field `root_id`: `{root_id}` is not \
+                     `client` (HTTP connection manager filter) or `upstream` (cluster filter)"
+                ),
+            );
+            return false;
+        };
+        let bytes = host::buffer(BufferType::PluginConfiguration, 0, size).unwrap_or_default();
+        let config = match Config::from_bytes(&bytes) {
+            Ok(config) => config,
+            Err(e) => {
+                host::log(LogLevel::Critical, &e.to_string());
+                return false;
+            }
+        };
+        let metrics = Metrics::new(&config);
+        host::log(
+            LogLevel::Info,
+            &format!(
+                "configured as {role:?} filter with {} model(s)",
+                config.models.len()
+            ),
+        );
+        self.plugin = Some(Rc::new(Plugin {
+            role,
+            config,
+            metrics,
+        }));
+        if let Err(status) = proxy_wasm::hostcalls::set_tick_period(FLUSH_PERIOD) {
+            host::log(
+                LogLevel::Warn,
+                &format!("no timer ({status:?}); shared counters will lag"),
+            );
+        }
+        true
+    }
+
+    fn on_tick(&mut self) {
+        if let Some(plugin) = &self.plugin {
+            plugin.metrics.flush_shared();
+        }
+    }
+
+    fn create_http_context(&self, _context_id: u32) -> Option<Box<dyn HttpContext>> {
+        // Returning None makes the SDK panic; an unconfigured plugin passes traffic through.
+        Some(Box::new(http::Stream::new(self.plugin.clone())))
+    }
+
+    fn get_type(&self) -> Option<ContextType> {
+        Some(ContextType::HttpContext)
+    }
+}
+
+mod logger {
+    //! Routes the `log` crate to the host without the SDK's logger, which `unwrap()`s.
+    use super::host;
+    use proxy_wasm::types::LogLevel;
+
+    struct HostLogger;
+
+    static LOGGER: HostLogger = HostLogger;
+
+    impl log::Log for HostLogger {
+        fn enabled(&self, metadata: &log::Metadata) -> bool {
+            metadata.level() <= log::max_level()
+        }
+
+        fn log(&self, record: &log::Record) {
+            if !self.enabled(record.metadata()) {
+                return;
+            }
+            let level = match record.level() {
+                log::Level::Error => LogLevel::Error,
+                log::Level::Warn => LogLevel::Warn,
+                log::Level::Info => LogLevel::Info,
+                log::Level::Debug => LogLevel::Debug,
+                log::Level::Trace => LogLevel::Trace,
+            };
+            host::log(level, &record.args().to_string());
+        }
+
+        fn flush(&self) {}
+    }
+
+    /// Installs the logger (once) and follows the host's current log level.
+    pub fn install() {
+        let _ = log::set_logger(&LOGGER);
+        let level = match proxy_wasm::hostcalls::get_log_level() {
+            Ok(LogLevel::Trace) => log::LevelFilter::Trace,
+            Ok(LogLevel::Debug) => log::LevelFilter::Debug,
+            Ok(LogLevel::Info) => log::LevelFilter::Info,
+            Ok(LogLevel::Warn) => log::LevelFilter::Warn,
+            Ok(LogLevel::Error) => log::LevelFilter::Error,
+            Ok(LogLevel::Critical) => log::LevelFilter::Error,
+            Err(_) => log::LevelFilter::Info,
+        };
+        log::set_max_level(level);
+    }
+}

@@ -1,0 +1,12 @@
+//! llm-fallback: an Envoy filter that keeps LLM-backed products up when model providers are not.
+//!
+//! The crate is a pure core (no host calls; tested natively and compiled to wasm) and a thin
+//! proxy-wasm shell ([`filter`], only on `wasm32-wasi*`) that moves bytes and state between
+//! Envoy and the core.
+
+pub mod config;
+pub mod model_field;
+pub mod stats;
+
+#[cfg(all(target_arch = "wasm32", target_os = "wasi"))]
+mod filter;

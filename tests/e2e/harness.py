@@ -1,0 +1,194 @@
+"""Starts the real parts of the test bed: the mock LLM upstream and Envoy with the shipped config.
+
+Used by the end-to-end tests and the demo. Everything runs on free loopback ports; Envoy runs the
+shipped `envoy/envoy.yaml` with only ports and the .wasm path substituted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+import requests
+
+ROOT = Path(__file__).resolve().parents[2]
+WASM = ROOT / "target/wasm32-wasip1/release/llm_fallback.wasm"
+MOCK_BIN = ROOT / "target/release/mock-llm"
+ENVOY_BIN = ROOT / ".venv/bin/envoy"
+SHIPPED_CONFIG = ROOT / "envoy/envoy.yaml"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(check: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if check():
+                return
+        except (requests.RequestException, OSError):
+            pass
+        time.sleep(0.05)
+    raise TimeoutError(f"timed out waiting for {what}")
+
+
+class Mock:
+    """The project's mock LLM upstream (examples/mock-llm), scripted over its control API."""
+
+    def __init__(self, workdir: Path):
+        port_file = workdir / f"mock-{os.getpid()}-{time.monotonic_ns()}.port"
+        self.log = open(workdir / "mock.log", "ab")
+        self.proc = subprocess.Popen(
+            [str(MOCK_BIN), "--listen", "127.0.0.1:0", "--port-file", str(port_file)],
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+        wait_for(lambda: port_file.exists() and port_file.read_text().strip() != "", 10, "mock port")
+        self.port = int(port_file.read_text().strip())
+        self.url = f"http://127.0.0.1:{self.port}"
+        wait_for(lambda: requests.get(self.url + "/_mock/health", timeout=1).ok, 10, "mock health")
+
+    def script(self, model: str, steps: list[dict] | None = None, default: dict | None = None, **extra) -> None:
+        body = {"model": model, "steps": steps or [], "default": default, **extra}
+        requests.post(self.url + "/_mock/script", json=body, timeout=5).raise_for_status()
+
+    def requests(self) -> list[dict]:
+        response = requests.get(self.url + "/_mock/requests", timeout=5)
+        response.raise_for_status()
+        return response.json()
+
+    def reset(self) -> None:
+        requests.post(self.url + "/_mock/reset", timeout=5).raise_for_status()
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.log.close()
+
+
+def render_config(text: str, *, listener: int, admin: int, upstreams: dict[int, int], wasm: Path = WASM) -> str:
+    """Substitutes ports and the .wasm path in a shipped Envoy config; nothing else changes."""
+    out = text.replace("port_value: 10000}", f"port_value: {listener}}}")
+    out = out.replace("port_value: 9901}", f"port_value: {admin}}}")
+    for shipped, actual in upstreams.items():
+        out = out.replace(f"port_value: {shipped}}}", f"port_value: {actual}}}")
+    out = out.replace("filename: target/wasm32-wasip1/release/llm_fallback.wasm", f"filename: {wasm}")
+    for port in [listener, admin, *upstreams.values()]:
+        if f"port_value: {port}" not in out:
+            raise ValueError(f"port {port} was not substituted: the shipped config changed shape")
+    return out
+
+
+class Envoy:
+    """A real Envoy 1.40 running a config derived from a shipped one."""
+
+    def __init__(
+        self,
+        workdir: Path,
+        upstream_port: int,
+        config_path: Path = SHIPPED_CONFIG,
+        edit: Callable[[str], str] | None = None,
+        concurrency: int = 2,
+    ):
+        self.port = free_port()
+        self.admin_port = free_port()
+        text = render_config(
+            config_path.read_text(), listener=self.port, admin=self.admin_port, upstreams={8080: upstream_port}
+        )
+        if edit is not None:
+            text = edit(text)
+        self.config = workdir / f"envoy-{self.port}.yaml"
+        self.config.write_text(text)
+        self.log_path = workdir / f"envoy-{self.port}.log"
+        self.proc = subprocess.Popen(
+            [
+                str(ENVOY_BIN),
+                "-c", str(self.config),
+                "--concurrency", str(concurrency),
+                "--disable-hot-restart",
+                "--log-level", "info",
+                "--component-log-level", "wasm:debug",
+                "--log-path", str(self.log_path),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.admin = f"http://127.0.0.1:{self.admin_port}"
+        try:
+            wait_for(self._ready, 20, "envoy ready")
+        except TimeoutError:
+            self.stop()
+            raise RuntimeError("envoy did not start:\n" + self.log_tail())
+
+    def _ready(self) -> bool:
+        if self.proc.poll() is not None:
+            raise RuntimeError("envoy exited:\n" + self.log_tail())
+        return requests.get(self.admin + "/ready", timeout=1).text.strip() == "LIVE"
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    def prometheus(self) -> str:
+        return requests.get(self.admin + "/stats/prometheus", timeout=5).text
+
+    def metric(self, name: str, **labels: str) -> float | None:
+        """Value of one Prometheus sample with exactly these labels, or None if absent."""
+        for line in self.prometheus().splitlines():
+            if line.startswith("#"):
+                continue
+            m = re.match(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$", line)
+            if not m or m.group(1) != name:
+                continue
+            found = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(3) or ""))
+            if found == labels:
+                return float(m.group(4))
+        return None
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def validate_config(text: str) -> subprocess.CompletedProcess:
+    """Runs `envoy --mode validate` on a config text (ports are irrelevant in validate mode)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+        f.write(render_config(text, listener=free_port(), admin=free_port(), upstreams={8080: free_port()}))
+        path = f.name
+    try:
+        return subprocess.run(
+            [str(ENVOY_BIN), "--mode", "validate", "-c", path, "--disable-hot-restart"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.unlink(path)
+
+
+def chat_body(model: str, *, stream: bool = False, filler: int = 0, model_last: bool = True) -> bytes:
+    """An OpenAI chat-completions body; `filler` bytes of message text; `model` last by default."""
+    messages = [{"role": "user", "content": "Hello " + "x" * filler}]
+    fields = {"messages": messages, "stream": stream}
+    ordered = {**fields, "model": model} if model_last else {"model": model, **fields}
+    return json.dumps(ordered).encode()
