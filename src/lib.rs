@@ -4,8 +4,10 @@
 //! proxy-wasm shell ([`filter`], only on `wasm32-wasi*`) that moves bytes and state between
 //! Envoy and the core.
 
+pub mod classify;
 pub mod config;
 pub mod model_field;
+pub mod sse;
 pub mod stats;
 
 #[cfg(all(target_arch = "wasm32", target_os = "wasi"))]

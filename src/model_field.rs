@@ -93,7 +93,10 @@ enum Escape {
     /// Just read `\`.
     Backslash,
     /// Reading the hex digits of `\uXXXX`: how many read so far and their value.
-    Unicode { digits: u8, code: u32 },
+    Unicode {
+        digits: u8,
+        code: u32,
+    },
 }
 
 /// Small fixed buffer for the key being read: only `model` matters, so longer keys are not kept.
@@ -609,7 +612,11 @@ mod tests {
     fn scan_all_ways(body: &str) -> Result<ModelField, Skip> {
         let whole = find_model(body.as_bytes());
         for size in 1..=body.len().min(17) {
-            assert_eq!(scan_in_chunks(body.as_bytes(), size), whole, "chunk size {size}");
+            assert_eq!(
+                scan_in_chunks(body.as_bytes(), size),
+                whole,
+                "chunk size {size}"
+            );
         }
         whole
     }
@@ -664,17 +671,32 @@ mod tests {
         assert_eq!(scan_all_ways("model=gpt-4o"), Err(Skip::NotJson));
         assert_eq!(scan_all_ways(r#"["model","x"]"#), Err(Skip::NotJson));
         assert_eq!(scan_all_ways(r#"{"model":"x""#), Err(Skip::NotJson));
-        assert_eq!(scan_all_ways(r#"{"model":"x"} trailing"#), Err(Skip::NotJson));
-        assert_eq!(scan_all_ways(r#"{"a":[1,2},"model":"x"}"#), Err(Skip::NotJson));
+        assert_eq!(
+            scan_all_ways(r#"{"model":"x"} trailing"#),
+            Err(Skip::NotJson)
+        );
+        assert_eq!(
+            scan_all_ways(r#"{"a":[1,2},"model":"x"}"#),
+            Err(Skip::NotJson)
+        );
         assert_eq!(scan_all_ways(r#"{"model":"x",}"#), Err(Skip::NotJson));
         assert_eq!(scan_all_ways(r#"{"model":"bad\q"}"#), Err(Skip::NotJson));
-        assert_eq!(scan_all_ways(r#"{"model":"\ud800"}"#), Err(Skip::ModelTooLong));
+        assert_eq!(
+            scan_all_ways(r#"{"model":"\ud800"}"#),
+            Err(Skip::ModelTooLong)
+        );
         assert_eq!(scan_all_ways(r#"{"model":"\udc00"}"#), Err(Skip::NotJson));
         assert_eq!(scan_all_ways("{\"model\":\"a\nb\"}"), Err(Skip::NotJson));
         assert_eq!(scan_all_ways(r#"{"model":42}"#), Err(Skip::NotString));
         assert_eq!(scan_all_ways(r#"{"model":null}"#), Err(Skip::NotString));
-        assert_eq!(scan_all_ways(r#"{"model":{"name":"x"}}"#), Err(Skip::NotString));
-        assert_eq!(scan_all_ways(r#"{"model":"a","model":"b"}"#), Err(Skip::Duplicate));
+        assert_eq!(
+            scan_all_ways(r#"{"model":{"name":"x"}}"#),
+            Err(Skip::NotString)
+        );
+        assert_eq!(
+            scan_all_ways(r#"{"model":"a","model":"b"}"#),
+            Err(Skip::Duplicate)
+        );
         assert_eq!(scan_all_ways(r#"{}"#), Err(Skip::NoModel));
         let long = format!(r#"{{"model":"{}"}}"#, "m".repeat(MAX_MODEL_LEN + 1));
         assert_eq!(scan_all_ways(&long), Err(Skip::ModelTooLong));
@@ -687,7 +709,10 @@ mod tests {
             r#"{{"messages":[{{"role":"user","content":"{content}"}}],"stream":true,"model":"after"}}"#
         );
         for size in [1, 7, 4096, 65536] {
-            assert_eq!(scan_in_chunks(body.as_bytes(), size).unwrap().value, "after");
+            assert_eq!(
+                scan_in_chunks(body.as_bytes(), size).unwrap().value,
+                "after"
+            );
         }
     }
 

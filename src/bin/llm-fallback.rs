@@ -14,7 +14,12 @@ USAGE:
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
         ["check", file] => check(file),
         ["--help" | "-h" | "help"] | [] => {
             print!("{HELP}");

@@ -80,8 +80,9 @@ impl Config {
             None => return Ok(Self::default()),
             Some(b'{') => serde_json::from_slice::<Value>(bytes)
                 .map_err(|e| ConfigError::new("", format!("not valid JSON: {e}")))?,
-            Some(_) => pb_struct::decode_struct(bytes)
-                .map_err(|e| ConfigError::new("", e.to_string()))?,
+            Some(_) => {
+                pb_struct::decode_struct(bytes).map_err(|e| ConfigError::new("", e.to_string()))?
+            }
         };
         Self::from_value(value)
     }
@@ -178,13 +179,22 @@ mod tests {
         let e = error(json!({"models": [{"name": "a"}, {"name": 3}]}));
         assert!(e.contains("field `models[1].name`"), "{e}");
         let e = error(json!({"models": [{"name": "a"}, {"name": "a"}]}));
-        assert!(e.contains("field `models[1].name`") && e.contains("twice"), "{e}");
+        assert!(
+            e.contains("field `models[1].name`") && e.contains("twice"),
+            "{e}"
+        );
         let e = error(json!({"models": [{"name": ""}]}));
-        assert!(e.contains("field `models[0].name`: must not be empty"), "{e}");
+        assert!(
+            e.contains("field `models[0].name`: must not be empty"),
+            "{e}"
+        );
         let e = error(json!({"models": [{"name": "a;b"}]}));
         assert!(e.contains("contains ';'"), "{e}");
         let e = error(json!({"models": [{"name": "a", "teir": "x"}]}));
-        assert!(e.contains("models[0]") && e.contains("unknown field `teir`"), "{e}");
+        assert!(
+            e.contains("models[0]") && e.contains("unknown field `teir`"),
+            "{e}"
+        );
         let e = error(json!({"status_path": "status"}));
         assert!(e.contains("field `status_path`"), "{e}");
         let e = error(json!([1]));

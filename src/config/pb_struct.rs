@@ -61,8 +61,14 @@ impl<'a> Reader<'a> {
     }
 
     fn take(&mut self, len: usize) -> Result<&'a [u8], DecodeError> {
-        let end = self.pos.checked_add(len).ok_or(DecodeError("length overflow"))?;
-        let slice = self.bytes.get(self.pos..end).ok_or(DecodeError("truncated"))?;
+        let end = self
+            .pos
+            .checked_add(len)
+            .ok_or(DecodeError("length overflow"))?;
+        let slice = self
+            .bytes
+            .get(self.pos..end)
+            .ok_or(DecodeError("truncated"))?;
         self.pos = end;
         Ok(slice)
     }

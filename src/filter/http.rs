@@ -1,8 +1,7 @@
 //! Per-request work: read the request's model as the body streams by, count it.
 //!
-//! Nothing here buffers or changes a byte: every callback returns `Continue`, the body is read
-//! chunk by chunk (a copy of each chunk, which the host API requires to look at it) and scanning
-//! stops as soon as the model is known.
+//! Nothing here buffers or changes a byte: every callback returns `Continue` and the body is read
+//! chunk by chunk (a copy of each chunk, which the host API requires to look at it).
 
 use super::{host, Plugin, Role};
 use crate::model_field::{ModelScanner, Skip};
@@ -35,7 +34,8 @@ impl Stream {
         };
         let metrics = &plugin.metrics;
         metrics.increment(metrics.set.model_counter(family, model));
-        if let Some(skip) = skip {
+        // Bodies are the same on every attempt: count them once, in the client position.
+        if let (Some(skip), Role::Client) = (skip, plugin.role) {
             metrics.increment(metrics.set.body_skipped(skip));
             log::debug!(
                 "{family:?}: model not read from body: {}",
@@ -64,7 +64,10 @@ impl Stream {
         let body = stats::status_json(&plugin.metrics.set, &plugin.metrics.shared_values());
         host::send_response(
             200,
-            vec![("content-type", "application/json"), ("cache-control", "no-store")],
+            vec![
+                ("content-type", "application/json"),
+                ("cache-control", "no-store"),
+            ],
             body.as_bytes(),
         )
     }
@@ -110,9 +113,9 @@ impl HttpContext for Stream {
         if let Some(chunk) = host::buffer(BufferType::HttpRequestBody, 0, body_size) {
             scanner.feed(&chunk);
         }
-        if let Some(found) = scanner.found() {
-            self.count(Some(&found.value), None);
-        } else if scanner.is_invalid() {
+        // Scan to the end even once the model is known: a second top-level `model` makes the
+        // body ambiguous (parsers disagree on which wins), and it must be counted as such.
+        if scanner.is_invalid() {
             self.count(None, Some(BodySkip::Scan(Skip::NotJson)));
         } else if end_of_stream {
             match scanner.finish() {

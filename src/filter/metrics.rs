@@ -20,7 +20,11 @@ pub struct Metrics {
 impl Metrics {
     pub fn new(config: &Config) -> Self {
         let set = CounterSet::new(config);
-        let ids = set.names().iter().map(|n| host::define_counter(n)).collect();
+        let ids = set
+            .names()
+            .iter()
+            .map(|n| host::define_counter(n))
+            .collect();
         for name in set.names() {
             host::shared_init(name);
         }

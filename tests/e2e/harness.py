@@ -123,6 +123,7 @@ class Envoy:
                 "--log-level", "info",
                 "--component-log-level", "wasm:debug",
                 "--log-path", str(self.log_path),
+                "--file-flush-interval-msec", "100",
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -163,6 +163,7 @@ def test_bad_configuration_refuses_to_start_naming_the_field():
 
 
 def test_both_filter_positions_are_loaded(envoy):
+    wait_for(lambda: "configured as Upstream filter" in envoy.log_path.read_text(), 5, "log flush")
     log = envoy.log_path.read_text()
     assert "configured as Client filter" in log
     assert "configured as Upstream filter" in log
