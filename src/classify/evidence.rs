@@ -1,0 +1,441 @@
+//! What an error body says, pulled out of whatever shape it came in.
+//!
+//! Provider error bodies are JSON objects (`{"error": {...}}`, `{"type": "error", ...}`, Tencent's
+//! `{"Response": {"Error": ...}}`, Baidu's `{"error_code": 17, ...}`), JSON arrays wrapping one of
+//! those (Gemini, Vertex), bare JSON strings, SSE frames, HTML pages or plain text. This module
+//! turns any of them into [`Evidence`]: the machine-readable codes (with where they came from),
+//! the human-readable messages, and the parsed JSON for wait hints. The classifier decides on
+//! evidence, never on a raw substring of the body.
+
+use serde_json::{Map, Value};
+
+/// Longest message kept (bytes); error messages are short, HTML pages are not.
+const MAX_MESSAGE: usize = 2048;
+/// How deep provider envelopes are followed (OpenRouter's `metadata.raw` holds another body).
+const MAX_NESTING: usize = 2;
+
+/// A machine-readable code found in the body or headers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Code {
+    /// Where it was found, for the verdict's reason (`error.type`, `x-amzn-errortype`, ...).
+    pub field: &'static str,
+    /// The code, lowercased.
+    pub value: String,
+}
+
+/// Everything the classifier looks at in a body.
+#[derive(Debug, Default, Clone)]
+pub struct Evidence {
+    pub codes: Vec<Code>,
+    /// Messages, normalized with [`normalize`].
+    pub messages: Vec<String>,
+    /// Google `QuotaFailure.violations[].quotaId` values (and quota metric names), lowercased.
+    pub quota_ids: Vec<String>,
+    /// The parsed JSON body (the first element of an array envelope), for wait hints.
+    pub json: Option<Value>,
+    /// Whether the body has an error envelope at all (matters for 2xx answers).
+    pub has_error_envelope: bool,
+}
+
+impl Evidence {
+    /// Reads a body of any shape.
+    pub fn from_body(body: &[u8]) -> Self {
+        let mut evidence = Evidence::default();
+        evidence.read_body(body, 0);
+        evidence
+    }
+
+    fn read_body(&mut self, body: &[u8], depth: usize) {
+        let text = String::from_utf8_lossy(body);
+        let trimmed = text.trim_start_matches('\u{feff}').trim();
+        if trimmed.is_empty() {
+            return;
+        }
+        if let Ok(value) = serde_json::from_str::<Value>(trimmed) {
+            self.read_json(&value, depth);
+            if self.json.is_none() {
+                self.json = Some(first_element(value));
+            }
+            return;
+        }
+        if looks_like_sse(trimmed) {
+            self.read_sse(trimmed, depth);
+            return;
+        }
+        if looks_like_ndjson(trimmed) {
+            // Ollama streams NDJSON; an error arrives as its last line.
+            if let Some(line) = trimmed.lines().rev().find(|l| l.contains("\"error\"")) {
+                self.read_body(line.as_bytes(), depth);
+            }
+            return;
+        }
+        if let Some(title) = html_text(trimmed) {
+            self.push_message(&title);
+            return;
+        }
+        self.push_message(trimmed);
+    }
+
+    fn read_sse(&mut self, text: &str, depth: usize) {
+        let mut event_is_error = false;
+        for line in text.lines() {
+            if let Some(name) = line.strip_prefix("event:") {
+                event_is_error = matches!(name.trim(), "error" | "response.failed");
+            } else if let Some(data) = line.strip_prefix("data:") {
+                let data = data.trim();
+                if event_is_error || data.contains("\"error\"") {
+                    self.read_body(data.as_bytes(), depth);
+                    self.has_error_envelope = true;
+                    return;
+                }
+            } else if line.is_empty() {
+                event_is_error = false;
+            }
+        }
+    }
+
+    fn read_json(&mut self, value: &Value, depth: usize) {
+        match value {
+            Value::Array(items) => {
+                // Gemini and Vertex wrap the error object in a one-element array.
+                if let Some(first) = items.first() {
+                    self.read_json(first, depth);
+                }
+            }
+            Value::String(s) => self.push_message(s),
+            Value::Object(map) => self.read_object(map, depth),
+            _ => {}
+        }
+    }
+
+    fn read_object(&mut self, map: &Map<String, Value>, depth: usize) {
+        // `{"error": {...}}`, `{"error": "text"}`, Tencent `{"Response": {"Error": {...}}}`,
+        // OpenAI Responses API `{"response": {"error": {...}}}` (response.failed).
+        let envelope = map
+            .get("error")
+            .or_else(|| map.get("Response").and_then(|r| r.get("Error")))
+            .or_else(|| map.get("response").and_then(|r| r.get("error")));
+        match envelope {
+            Some(Value::Object(error)) => {
+                self.has_error_envelope = true;
+                self.read_error_object(error, depth);
+            }
+            Some(Value::String(message)) if !message.is_empty() => {
+                self.has_error_envelope = true;
+                self.push_message(message);
+            }
+            _ => {}
+        }
+        // Top-level fields: Anthropic's `type: error`, DashScope/SiliconFlow `code`+`message`,
+        // Baidu `error_code`+`error_msg`, TGI `error_type`, Bedrock/Cohere `message`, FastAPI
+        // `detail`, xAI `code`+`error`.
+        if map.get("type").and_then(Value::as_str) == Some("error") {
+            self.has_error_envelope = true;
+        }
+        if map.contains_key("error_code") || map.contains_key("error_msg") {
+            self.has_error_envelope = true;
+        }
+        // Bedrock and Cohere errors are a lone `message`; no success body has that shape.
+        if map.len() == 1 && map.get("message").is_some_and(Value::is_string) {
+            self.has_error_envelope = true;
+        }
+        for field in ["code", "error_code", "error_type", "status"] {
+            if let Some(code) = map.get(field).and_then(code_text) {
+                self.push_code(static_field(field), code);
+            }
+        }
+        for field in ["message", "error_msg", "msg", "detail", "errorMessage"] {
+            if let Some(Value::String(message)) = map.get(field) {
+                self.push_message(message);
+            }
+        }
+        // Gemini answers 200 with `promptFeedback.blockReason` and no candidates when it blocks
+        // a prompt.
+        if let Some(reason) = map
+            .get("promptFeedback")
+            .and_then(|f| f.get("blockReason"))
+            .and_then(Value::as_str)
+        {
+            let answered = map
+                .get("candidates")
+                .and_then(Value::as_array)
+                .is_some_and(|c| !c.is_empty());
+            if !answered {
+                self.has_error_envelope = true;
+                self.push_code("promptFeedback.blockReason", reason.to_owned());
+            }
+        }
+    }
+
+    fn read_error_object(&mut self, error: &Map<String, Value>, depth: usize) {
+        for (field, name) in [
+            ("type", "error.type"),
+            ("code", "error.code"),
+            ("status", "error.status"),
+            ("Code", "error.code"),
+        ] {
+            if let Some(code) = error.get(field).and_then(code_text) {
+                self.push_code(name, code);
+            }
+        }
+        for field in ["message", "Message", "msg"] {
+            if let Some(Value::String(message)) = error.get(field) {
+                self.push_message(message);
+            }
+        }
+        // Azure's content filter: `innererror.code` / `inner_error.code`.
+        for inner in ["innererror", "inner_error"] {
+            if let Some(code) = error
+                .get(inner)
+                .and_then(|i| i.get("code"))
+                .and_then(code_text)
+            {
+                self.push_code("error.innererror.code", code);
+            }
+        }
+        // Google `details[]`: ErrorInfo.reason, QuotaFailure.violations[].quotaId;
+        // `errors[].reason` in older Google envelopes.
+        for list in ["details", "errors"] {
+            for detail in error
+                .get(list)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(reason) = detail.get("reason").and_then(code_text) {
+                    self.push_code("error.details.reason", reason);
+                }
+                let violations = detail.get("violations").and_then(Value::as_array);
+                for violation in violations.into_iter().flatten() {
+                    for key in ["quotaId", "quotaMetric"] {
+                        if let Some(id) = violation.get(key).and_then(Value::as_str) {
+                            self.quota_ids.push(id.to_ascii_lowercase());
+                        }
+                    }
+                }
+            }
+        }
+        // OpenRouter passes the provider's own answer in `metadata.raw` (a string, often JSON).
+        if let Some(raw) = error
+            .get("metadata")
+            .and_then(|m| m.get("raw"))
+            .and_then(Value::as_str)
+        {
+            if depth < MAX_NESTING {
+                self.read_body(raw.as_bytes(), depth + 1);
+            }
+        }
+        // Vertex wraps Anthropic's JSON error inside the message string.
+        if depth < MAX_NESTING {
+            if let Some(Value::String(message)) = error.get("message") {
+                if message.trim_start().starts_with('{') {
+                    self.read_body(message.as_bytes(), depth + 1);
+                }
+            }
+        }
+    }
+
+    fn push_code(&mut self, field: &'static str, value: String) {
+        let value = value.trim().to_ascii_lowercase();
+        if !value.is_empty() && !self.codes.iter().any(|c| c.value == value) {
+            self.codes.push(Code { field, value });
+        }
+    }
+
+    fn push_message(&mut self, message: &str) {
+        let normalized = normalize(message);
+        if !normalized.is_empty() && !self.messages.contains(&normalized) {
+            self.messages.push(normalized);
+        }
+    }
+
+    /// Adds a code from a response header (e.g. Bedrock's `x-amzn-errortype`).
+    pub fn push_header_code(&mut self, field: &'static str, value: &str) {
+        self.push_code(field, value.to_owned());
+    }
+}
+
+/// Codes are strings (`"insufficient_quota"`) or numbers (`1113`, `17`).
+fn code_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn static_field(field: &str) -> &'static str {
+    match field {
+        "code" => "code",
+        "error_code" => "error_code",
+        "error_type" => "error_type",
+        _ => "status",
+    }
+}
+
+fn first_element(value: Value) -> Value {
+    match value {
+        Value::Array(mut items) if !items.is_empty() => items.swap_remove(0),
+        other => other,
+    }
+}
+
+fn looks_like_sse(text: &str) -> bool {
+    text.lines()
+        .take(8)
+        .any(|l| l.starts_with("data:") || l.starts_with("event:"))
+}
+
+fn looks_like_ndjson(text: &str) -> bool {
+    text.starts_with('{') && text.contains("}\n{")
+}
+
+/// The readable text of an HTML error page: its `<title>`, else its first `<h1>`.
+fn html_text(text: &str) -> Option<String> {
+    let lower = text.to_ascii_lowercase();
+    if !(lower.starts_with("<!doctype") || lower.starts_with("<html") || lower.contains("<body")) {
+        return None;
+    }
+    for tag in ["title", "h1"] {
+        let open = format!("<{tag}>");
+        let close = format!("</{tag}>");
+        if let Some(start) = lower.find(&open).map(|i| i + open.len()) {
+            if let Some(len) = lower.get(start..).and_then(|rest| rest.find(&close)) {
+                if let Some(inner) = text.get(start..start + len) {
+                    return Some(inner.trim().to_owned());
+                }
+            }
+        }
+    }
+    Some(String::new())
+}
+
+/// Lowercases, turns curly quotes and full-width punctuation into ASCII, collapses whitespace,
+/// decodes `%20`-style escapes (xAI URL-encodes some messages), and caps the length.
+pub fn normalize(message: &str) -> String {
+    let decoded;
+    let message = if message.contains("%20") {
+        decoded = percent_decode(message);
+        decoded.as_str()
+    } else {
+        message
+    };
+    let mut out = String::with_capacity(message.len().min(MAX_MESSAGE));
+    let mut space = false;
+    for c in message.chars() {
+        let c = match c {
+            '\u{2018}' | '\u{2019}' | '\u{201b}' | '\u{2032}' | '`' => '\'',
+            '\u{201c}' | '\u{201d}' | '\u{201f}' | '\u{2033}' => '"',
+            '\u{ff0c}' => ',',
+            '\u{ff1a}' => ':',
+            '\u{ff08}' => '(',
+            '\u{ff09}' => ')',
+            c if c.is_whitespace() => ' ',
+            c => c.to_lowercase().next().unwrap_or(c),
+        };
+        if c == ' ' {
+            if space || out.is_empty() {
+                continue;
+            }
+            space = true;
+        } else {
+            space = false;
+        }
+        if out.len() + c.len_utf8() > MAX_MESSAGE {
+            break;
+        }
+        out.push(c);
+    }
+    out.trim_end().to_owned()
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        if b == b'%' {
+            let hex = bytes
+                .get(i + 1..i + 3)
+                .and_then(|h| std::str::from_utf8(h).ok());
+            if let Some(v) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test;
+
+    fn codes(e: &Evidence) -> Vec<&str> {
+        e.codes.iter().map(|c| c.value.as_str()).collect()
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn reads_the_common_envelopes() {
+        let e = Evidence::from_body(
+            br#"{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}"#,
+        );
+        assert_eq!(codes(&e), ["insufficient_quota"]);
+        assert_eq!(e.messages, ["you exceeded your current quota"]);
+        assert!(e.has_error_envelope);
+
+        let e = Evidence::from_body(
+            br#"[{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","details":[{"violations":[{"quotaId":"PerDay"}]}]}}]"#,
+        );
+        assert_eq!(codes(&e), ["429", "resource_exhausted"]);
+        assert_eq!(e.quota_ids, ["perday"]);
+
+        let e = Evidence::from_body(
+            r#"{"Response":{"Error":{"Code":"LimitExceeded","Message":"超过限额"}}}"#.as_bytes(),
+        );
+        assert_eq!(codes(&e), ["limitexceeded"]);
+        assert_eq!(e.messages, ["超过限额"]);
+
+        let e = Evidence::from_body(
+            br#"{"error_code":17,"error_msg":"Open api daily request limit reached"}"#,
+        );
+        assert_eq!(codes(&e), ["17"]);
+        assert!(e.has_error_envelope);
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn follows_nested_provider_bodies() {
+        let e = Evidence::from_body(
+            br#"{"error":{"message":"Provider returned error","code":429,"metadata":{"raw":"{\"error\":{\"type\":\"overloaded_error\"}}"}}}"#,
+        );
+        assert!(codes(&e).contains(&"overloaded_error"), "{:?}", e.codes);
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn reads_sse_html_and_text() {
+        let e = Evidence::from_body(
+            b"event: message_start\ndata: {}\n\nevent: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
+        );
+        assert_eq!(codes(&e), ["overloaded_error"]);
+        let e = Evidence::from_body(b"<html><head><title>502 Bad Gateway</title></head></html>");
+        assert_eq!(e.messages, ["502 bad gateway"]);
+        let e = Evidence::from_body(b"upstream request timeout");
+        assert_eq!(e.messages, ["upstream request timeout"]);
+        let e = Evidence::from_body(b"\"Api key is invalid\"");
+        assert_eq!(e.messages, ["api key is invalid"]);
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn normalizes_messages() {
+        assert_eq!(
+            normalize("  Organization\u{2019}s  RATE\nlimit "),
+            "organization's rate limit"
+        );
+        assert_eq!(normalize("Incorrect%20API%20key"), "incorrect api key");
+        assert_eq!(normalize(&"x".repeat(5000)).len(), MAX_MESSAGE);
+    }
+}

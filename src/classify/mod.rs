@@ -1,0 +1,868 @@
+//! Reads an upstream answer (status, headers, body) and says what kind of failure it is.
+//!
+//! Status codes alone are a poor predictor: a 429 can mean an exhausted quota, a rate limit or
+//! an overloaded provider, and quota stops also arrive as 400, 401, 402, 403, 412 or inside a
+//! 200. [`classify`] weighs the evidence in a fixed order, first decisive signal wins:
+//!
+//! 1. operator rules from the configuration ([`rules`]);
+//! 2. Envoy's own local replies (`response.code_details`, or Envoy's exact reply texts when an
+//!    Envoy-based proxy upstream produced them);
+//! 3. decisive message phrases that no code overrides ("credit balance is too low", "request
+//!    too large", "prompt is too long", "content management policy", "model ... does not
+//!    exist");
+//! 4. specific machine-readable codes (`error.type`, `error.code`, `status`, `details[].reason`,
+//!    Google quota ids, Bedrock's `x-amzn-errortype`, Tencent/Baidu/Zhipu/DashScope codes);
+//! 5. indicative message phrases ("rate limit", "overloaded", "timed out", "api key");
+//! 6. generic codes (`invalid_request_error`, `INVALID_ARGUMENT`, ...);
+//! 7. the status code.
+//!
+//! Then one adjustment: a rate limit over a daily or monthly window, or one that asks for a
+//! wait of an hour or more, is a quota stop. Phrases match whole words inside the error's
+//! message fields, never a loose substring of the body; numbers in messages are only ever read
+//! as waits, after a phrase that introduces one ([`wait::from_message`]).
+
+pub mod evidence;
+pub mod rules;
+pub mod wait;
+
+use evidence::Evidence;
+use serde::{Deserialize, Serialize};
+
+/// What kind of answer the upstream gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorClass {
+    /// A success.
+    Ok,
+    /// Out of credit, balance or a daily/monthly quota: retrying soon never helps.
+    QuotaExhausted,
+    /// A short-window rate limit: waiting helps.
+    RateLimited,
+    /// The provider or model lacks capacity now (or failed on its side): back off or switch.
+    Overloaded,
+    /// The upstream took too long.
+    Timeout,
+    /// The model does not exist, was retired, is not enabled for this account, or is loading.
+    ModelUnavailable,
+    /// The prompt (plus requested output) does not fit the model's window.
+    ContextOverflow,
+    /// A safety or content filter refused the request.
+    ContentPolicy,
+    /// Bad, missing or unauthorized credentials.
+    Auth,
+    /// Any other invalid request.
+    BadRequest,
+}
+
+impl ErrorClass {
+    pub const ALL: [ErrorClass; 10] = [
+        ErrorClass::Ok,
+        ErrorClass::QuotaExhausted,
+        ErrorClass::RateLimited,
+        ErrorClass::Overloaded,
+        ErrorClass::Timeout,
+        ErrorClass::ModelUnavailable,
+        ErrorClass::ContextOverflow,
+        ErrorClass::ContentPolicy,
+        ErrorClass::Auth,
+        ErrorClass::BadRequest,
+    ];
+
+    /// The stable name used in headers, stats and configuration.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ErrorClass::Ok => "ok",
+            ErrorClass::QuotaExhausted => "quota_exhausted",
+            ErrorClass::RateLimited => "rate_limited",
+            ErrorClass::Overloaded => "overloaded",
+            ErrorClass::Timeout => "timeout",
+            ErrorClass::ModelUnavailable => "model_unavailable",
+            ErrorClass::ContextOverflow => "context_overflow",
+            ErrorClass::ContentPolicy => "content_policy",
+            ErrorClass::Auth => "auth",
+            ErrorClass::BadRequest => "bad_request",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.as_str() == name)
+    }
+
+    /// Whether re-sending the same request to the same model can succeed (after a wait).
+    /// `x-should-retry: false` is sent where it cannot.
+    pub const fn same_model_retry_helps(self) -> bool {
+        matches!(
+            self,
+            ErrorClass::RateLimited | ErrorClass::Overloaded | ErrorClass::Timeout
+        )
+    }
+}
+
+/// An upstream answer, as the filter sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Answer<'a> {
+    pub status: u16,
+    /// Response headers with lowercase names.
+    pub headers: &'a [(&'a str, &'a str)],
+    /// The body, possibly truncated to the inspection cap.
+    pub body: &'a [u8],
+    /// Envoy's `response.code_details` (`via_upstream` for real upstream answers).
+    pub code_details: Option<&'a str>,
+    pub now_unix_ms: u64,
+}
+
+impl<'a> Answer<'a> {
+    pub fn header(&self, name: &str) -> Option<&'a str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| *v)
+    }
+}
+
+/// The classifier's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Verdict {
+    pub class: ErrorClass,
+    /// How long the upstream asked us to wait, normalized to milliseconds.
+    pub retry_after_ms: Option<u64>,
+    /// The signal that decided, e.g. `error.code=insufficient_quota` or `status=529`.
+    pub reason: String,
+}
+
+/// Classifies an answer with the built-in knowledge only.
+pub fn classify(answer: &Answer) -> Verdict {
+    classify_with(answer, &rules::Rules::default())
+}
+
+/// Classifies an answer, checking the operator's rules first.
+pub fn classify_with(answer: &Answer, rules: &rules::Rules) -> Verdict {
+    let mut evidence = Evidence::from_body(answer.body);
+    if let Some(kind) = answer.header("x-amzn-errortype") {
+        // `ThrottlingException:http://internal.amazon.com/coral/...`
+        let name = kind.split(':').next().unwrap_or(kind);
+        evidence.push_header_code("x-amzn-errortype", name);
+    }
+    let (class, reason) = decide(answer, &evidence, rules);
+    let mut retry_after_ms = wait_hint(answer, &evidence, class);
+    let (class, reason) = adjust_quota_window(class, reason, &evidence, retry_after_ms);
+    if class == ErrorClass::Ok {
+        retry_after_ms = None;
+    }
+    Verdict {
+        class,
+        retry_after_ms,
+        reason,
+    }
+}
+
+type Decision = (ErrorClass, String);
+
+fn decide(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Decision {
+    if let Some(decision) = rules.check(answer, evidence) {
+        return decision;
+    }
+    if let Some(decision) = envoy_local_reply(answer, evidence) {
+        return decision;
+    }
+    let is_success = (200..300).contains(&answer.status);
+    if is_success && !evidence.has_error_envelope {
+        return (ErrorClass::Ok, format!("status={}", answer.status));
+    }
+    decisive_phrase(evidence)
+        .or_else(|| specific_code(evidence))
+        .or_else(|| indicative_phrase(evidence))
+        .or_else(|| generic_code(evidence))
+        .unwrap_or_else(|| by_status(answer.status))
+}
+
+/// Envoy's local replies: `code_details` tells them apart; the same texts also arrive from
+/// Envoy-based proxies in front of providers, where only the body shows them.
+fn envoy_local_reply(answer: &Answer, evidence: &Evidence) -> Option<Decision> {
+    let details = answer.code_details.filter(|d| *d != "via_upstream");
+    if let Some(details) = details {
+        let class = if details.contains("timeout") {
+            ErrorClass::Timeout
+        } else if details.starts_with("upstream_reset")
+            || details.starts_with("no_healthy_upstream")
+            || details.starts_with("upstream_overflow")
+            || details.contains("connection_failure")
+            || details.starts_with("maintenance_mode")
+            || details.starts_with("cluster_not_found")
+        {
+            ErrorClass::Overloaded
+        } else {
+            // Other local replies (413 request too large, 431, ...) fall through to the body and
+            // status like any answer.
+            return None;
+        };
+        return Some((class, format!("envoy={details}")));
+    }
+    let [message] = evidence.messages.as_slice() else {
+        return None;
+    };
+    let class = match message.as_str() {
+        "upstream request timeout" | "upstream per-try timeout" => ErrorClass::Timeout,
+        "no healthy upstream" => ErrorClass::Overloaded,
+        m if m.starts_with("upstream connect error or disconnect/reset before headers") => {
+            ErrorClass::Overloaded
+        }
+        _ => return None,
+    };
+    Some((class, format!("envoy body \"{message}\"")))
+}
+
+/// Whole-word (for ASCII) phrase search in a normalized message.
+fn has_phrase(message: &str, phrase: &str) -> bool {
+    if !phrase.is_ascii() {
+        return message.contains(phrase);
+    }
+    let bytes = message.as_bytes();
+    message.match_indices(phrase).any(|(start, _)| {
+        let end = start + phrase.len();
+        let before = start
+            .checked_sub(1)
+            .and_then(|i| bytes.get(i))
+            .is_none_or(|b| !b.is_ascii_alphanumeric());
+        let after = bytes.get(end).is_none_or(|b| !b.is_ascii_alphanumeric());
+        before && after
+    })
+}
+
+fn phrase_in(evidence: &Evidence, phrases: &[&str]) -> Option<String> {
+    evidence.messages.iter().find_map(|m| {
+        phrases
+            .iter()
+            .find(|p| has_phrase(m, p))
+            .map(|p| format!("message \"{p}\""))
+    })
+}
+
+/// Phrases that decide even against a code: providers put billing stops under
+/// `invalid_request_error` and too-large requests under `rate_limit_exceeded`.
+fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
+    const QUOTA: &[&str] = &[
+        "credit balance is too low",
+        "insufficient balance",
+        "insufficient account balance",
+        "balance is insufficient",
+        "balance insufficient",
+        "insufficient credits",
+        "requires more credits",
+        "can only afford",
+        "maximum billing reached",
+        "billing hard limit",
+        "suspended due to insufficient balance",
+        "please recharge",
+        "top up and try again",
+        "out of credits",
+        "payment required",
+        "余额不足",
+        "欠费",
+        "资源包余量已用尽",
+        "账户余额",
+        "请充值",
+    ];
+    const CONTEXT: &[&str] = &[
+        "maximum context length",
+        "context length exceeded",
+        "context_length_exceeded",
+        "exceeds the context window",
+        "exceed context limit",
+        "context window",
+        "prompt is too long",
+        "input is too long",
+        "request too large",
+        "reduce the length of the messages",
+        "exceeds the maximum number of tokens",
+        "maximum allowed number of output tokens",
+        "tokens + `max_new_tokens` must be",
+        "tokens + 'max_new_tokens' must be",
+        "too many input tokens",
+        "input token count",
+        "上下文长度",
+        "超长",
+    ];
+    const CONTENT: &[&str] = &[
+        "content management policy",
+        "content policy",
+        "content_filter",
+        "safety system",
+        "flagged as potentially violating",
+        "violating our usage policy",
+        "content exists risk",
+        "inappropriate content",
+        "sensitive words",
+        "blocked due to safety",
+        "不安全或敏感内容",
+        "敏感内容",
+    ];
+    if let Some(p) = phrase_in(evidence, QUOTA) {
+        return Some((ErrorClass::QuotaExhausted, p));
+    }
+    if let Some(p) = phrase_in(evidence, CONTEXT) {
+        return Some((ErrorClass::ContextOverflow, p));
+    }
+    if let Some(p) = phrase_in(evidence, CONTENT) {
+        return Some((ErrorClass::ContentPolicy, p));
+    }
+    model_missing(evidence)
+}
+
+/// "The model `x` does not exist", "model 'llama3' not found", "No endpoints found for ...",
+/// "models/gemini-1.0-pro is not found for API version v1beta", "is currently loading".
+fn model_missing(evidence: &Evidence) -> Option<Decision> {
+    const ABOUT_MODEL: &[&str] = &[
+        "does not exist",
+        "not found",
+        "decommissioned",
+        "has been deprecated",
+        "is deprecated",
+        "retired",
+        "no longer available",
+        "no longer supported",
+        "is currently loading",
+        "not allowed to use",
+        "have access to the model",
+        "access to the model",
+        "model access is denied",
+        "on-demand throughput isn't supported",
+        "is not supported for generatecontent",
+        "not available in your region",
+        "is missing conversation_config",
+        "模型不存在",
+    ];
+    const ALONE: &[&str] = &[
+        "no endpoints found",
+        "deployment for this resource does not exist",
+        "model not exist",
+        "location is not supported",
+    ];
+    if let Some(p) = phrase_in(evidence, ALONE) {
+        return Some((ErrorClass::ModelUnavailable, p));
+    }
+    evidence.messages.iter().find_map(|m| {
+        let mentions_model = has_phrase(m, "model") || m.contains("models/") || m.contains("模型");
+        if !mentions_model {
+            return None;
+        }
+        ABOUT_MODEL
+            .iter()
+            .find(|p| has_phrase(m, p))
+            .map(|p| (ErrorClass::ModelUnavailable, format!("message \"{p}\"")))
+    })
+}
+
+/// Codes that mean one thing wherever they appear (compared lowercased).
+const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
+    // Quota, billing, balance.
+    ("insufficient_quota", ErrorClass::QuotaExhausted),
+    ("billing_hard_limit_reached", ErrorClass::QuotaExhausted),
+    ("billing_not_active", ErrorClass::QuotaExhausted),
+    ("insufficient_balance", ErrorClass::QuotaExhausted),
+    ("insufficient_user_quota", ErrorClass::QuotaExhausted),
+    ("exceeded_current_quota_error", ErrorClass::QuotaExhausted),
+    ("quota_exhausted", ErrorClass::QuotaExhausted),
+    ("payment_required", ErrorClass::QuotaExhausted),
+    ("arrearage", ErrorClass::QuotaExhausted),
+    ("servicequotaexceededexception", ErrorClass::QuotaExhausted),
+    (
+        "failedoperation.resourcepackexhausted",
+        ErrorClass::QuotaExhausted,
+    ),
+    (
+        "resourceinsufficient.chargestatusexception",
+        ErrorClass::QuotaExhausted,
+    ),
+    (
+        "failedoperation.servicenotactivated",
+        ErrorClass::QuotaExhausted,
+    ),
+    ("failedoperation.serviceStop", ErrorClass::QuotaExhausted),
+    ("1113", ErrorClass::QuotaExhausted), // Zhipu: balance exhausted
+    ("30011", ErrorClass::QuotaExhausted), // SiliconFlow: paid balance insufficient
+    // Rate limits.
+    ("rate_limit_exceeded", ErrorClass::RateLimited),
+    ("rate_limit_error", ErrorClass::RateLimited),
+    ("rate_limit_reached_error", ErrorClass::RateLimited),
+    ("rpm_rate_limit_exceeded", ErrorClass::RateLimited),
+    ("tpm_rate_limit_exceeded", ErrorClass::RateLimited),
+    ("ratelimitexceeded", ErrorClass::RateLimited),
+    ("rate_limited", ErrorClass::RateLimited),
+    ("too_many_requests", ErrorClass::RateLimited),
+    ("throttlingexception", ErrorClass::RateLimited),
+    ("throttling", ErrorClass::RateLimited),
+    ("throttling.ratequota", ErrorClass::RateLimited),
+    ("throttling.user", ErrorClass::RateLimited),
+    ("limitexceeded", ErrorClass::RateLimited),
+    ("requestlimitexceeded", ErrorClass::RateLimited),
+    (
+        "failedoperation.engineserverlimitexceeded",
+        ErrorClass::RateLimited,
+    ),
+    ("1302", ErrorClass::RateLimited), // Zhipu: concurrency / rate limit
+    ("336501", ErrorClass::RateLimited), // Baidu Qianfan: RPM
+    ("336502", ErrorClass::RateLimited), // Baidu Qianfan: TPM
+    // Overload and upstream-side failures.
+    ("overloaded_error", ErrorClass::Overloaded),
+    ("overloaded", ErrorClass::Overloaded),
+    ("server_overloaded", ErrorClass::Overloaded),
+    ("engine_overloaded", ErrorClass::Overloaded),
+    ("engine_overloaded_error", ErrorClass::Overloaded),
+    ("service_unavailable", ErrorClass::Overloaded),
+    ("serviceunavailable", ErrorClass::Overloaded),
+    ("serviceunavailableexception", ErrorClass::Overloaded),
+    ("unavailable", ErrorClass::Overloaded),
+    ("internalserverexception", ErrorClass::Overloaded),
+    ("internal_server_error", ErrorClass::Overloaded),
+    ("internalservererror", ErrorClass::Overloaded),
+    ("server_error", ErrorClass::Overloaded),
+    ("api_error", ErrorClass::Overloaded),
+    ("internal", ErrorClass::Overloaded),
+    ("modelstreamerrorexception", ErrorClass::Overloaded),
+    ("cf_bad_gateway", ErrorClass::Overloaded),
+    ("throttling.allocationquota", ErrorClass::RateLimited),
+    ("modelerrorexception", ErrorClass::Overloaded),
+    ("1305", ErrorClass::Overloaded),  // Zhipu: model busy
+    ("50603", ErrorClass::Overloaded), // SiliconFlow: system too busy
+    ("resourceinsufficient", ErrorClass::Overloaded),
+    // Timeouts.
+    ("timeout", ErrorClass::Timeout),
+    ("request_timeout", ErrorClass::Timeout),
+    ("deadline_exceeded", ErrorClass::Timeout),
+    ("modeltimeoutexception", ErrorClass::Timeout),
+    ("cf_gateway_timeout", ErrorClass::Timeout),
+    ("user_request_timeout", ErrorClass::Timeout),
+    ("gateway_timeout", ErrorClass::Timeout),
+    // Models.
+    ("model_not_found", ErrorClass::ModelUnavailable),
+    ("model_not_available", ErrorClass::ModelUnavailable),
+    ("model_decommissioned", ErrorClass::ModelUnavailable),
+    ("model_deprecated", ErrorClass::ModelUnavailable),
+    ("deploymentnotfound", ErrorClass::ModelUnavailable),
+    ("modelnotreadyexception", ErrorClass::ModelUnavailable),
+    ("resourcenotfoundexception", ErrorClass::ModelUnavailable),
+    ("not_found_error", ErrorClass::ModelUnavailable),
+    ("notfounderror", ErrorClass::ModelUnavailable),
+    ("not_found", ErrorClass::ModelUnavailable),
+    (
+        "dedicated_endpoint_not_running",
+        ErrorClass::ModelUnavailable,
+    ),
+    // Context windows.
+    ("context_length_exceeded", ErrorClass::ContextOverflow),
+    ("context_window_exceeded", ErrorClass::ContextOverflow),
+    ("request_too_large", ErrorClass::ContextOverflow),
+    ("string_above_max_length", ErrorClass::ContextOverflow),
+    // Content policy.
+    ("content_policy_violation", ErrorClass::ContentPolicy),
+    ("content_filter", ErrorClass::ContentPolicy),
+    ("responsibleaipolicyviolation", ErrorClass::ContentPolicy),
+    ("data_inspection_failed", ErrorClass::ContentPolicy),
+    ("datainspectionfailed", ErrorClass::ContentPolicy),
+    ("safety", ErrorClass::ContentPolicy),
+    ("prohibited_content", ErrorClass::ContentPolicy),
+    ("blocklist", ErrorClass::ContentPolicy),
+    ("1301", ErrorClass::ContentPolicy), // Zhipu: unsafe content
+    // Credentials.
+    ("invalid_api_key", ErrorClass::Auth),
+    ("incorrect_api_key", ErrorClass::Auth),
+    ("invalidapikey", ErrorClass::Auth),
+    ("authentication_error", ErrorClass::Auth),
+    ("permission_error", ErrorClass::Auth),
+    ("permission_denied", ErrorClass::Auth),
+    ("unauthenticated", ErrorClass::Auth),
+    ("unauthorized", ErrorClass::Auth),
+    ("accessdeniedexception", ErrorClass::Auth),
+    ("unrecognizedclientexception", ErrorClass::Auth),
+    ("account_deactivated", ErrorClass::Auth),
+    ("forbidden", ErrorClass::Auth),
+    ("api_key_invalid", ErrorClass::Auth),
+];
+
+/// Codes too broad to decide before the message is read.
+const GENERIC_CODES: &[(&str, ErrorClass)] = &[
+    ("invalid_request_error", ErrorClass::BadRequest),
+    ("invalid_argument", ErrorClass::BadRequest),
+    ("validationexception", ErrorClass::BadRequest),
+    ("badrequesterror", ErrorClass::BadRequest),
+    ("bad_request", ErrorClass::BadRequest),
+    ("invalid_parameter", ErrorClass::BadRequest),
+    ("invalidparameter", ErrorClass::BadRequest),
+    ("failed_precondition", ErrorClass::BadRequest),
+];
+
+/// Baidu's small numeric `error_code`s mean something only in that field.
+const BAIDU_ERROR_CODES: &[(&str, ErrorClass)] = &[
+    ("4", ErrorClass::Overloaded),      // cluster over capacity
+    ("17", ErrorClass::QuotaExhausted), // daily request limit reached
+    ("18", ErrorClass::RateLimited),    // QPS limit reached
+    ("19", ErrorClass::QuotaExhausted), // total request limit reached
+];
+
+fn specific_code(evidence: &Evidence) -> Option<Decision> {
+    for code in &evidence.codes {
+        if code.field == "error_code" {
+            let baidu = BAIDU_ERROR_CODES
+                .iter()
+                .find(|(name, _)| *name == code.value);
+            if let Some((_, class)) = baidu {
+                return Some((*class, format!("error_code={}", code.value)));
+            }
+        }
+        if code.value == "resource_exhausted" {
+            return Some(google_resource_exhausted(evidence));
+        }
+        // Tencent's `AuthFailure.*`, `ResourceInsufficient.*` families.
+        if code.value.starts_with("authfailure") {
+            return Some((ErrorClass::Auth, format!("{}={}", code.field, code.value)));
+        }
+        let found = SPECIFIC_CODES
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(&code.value));
+        if let Some((_, class)) = found {
+            return Some((*class, format!("{}={}", code.field, code.value)));
+        }
+    }
+    None
+}
+
+/// Google's `RESOURCE_EXHAUSTED` covers per-minute limits, daily quotas and shared capacity;
+/// the quota ids, retry info and message tell them apart.
+fn google_resource_exhausted(evidence: &Evidence) -> Decision {
+    let window = evidence
+        .quota_ids
+        .iter()
+        .find_map(|id| quota_window(id).map(|w| (w, id)));
+    match window {
+        Some((Window::Long, id)) => {
+            return (ErrorClass::QuotaExhausted, format!("quotaId={id}"));
+        }
+        Some((Window::Short, id)) => return (ErrorClass::RateLimited, format!("quotaId={id}")),
+        None => {}
+    }
+    let retry_info = evidence
+        .json
+        .as_ref()
+        .and_then(|j| wait::body_fields(j, 0))
+        .is_some()
+        || evidence
+            .messages
+            .iter()
+            .any(|m| wait::from_message(m).is_some());
+    if retry_info {
+        return (
+            ErrorClass::RateLimited,
+            "status=RESOURCE_EXHAUSTED with a retry delay".into(),
+        );
+    }
+    if let Some(p) = phrase_in(evidence, &["per minute", "per_minute", "per second"]) {
+        return (ErrorClass::RateLimited, format!("RESOURCE_EXHAUSTED, {p}"));
+    }
+    if let Some(p) = phrase_in(evidence, &["exceeded your current quota"]) {
+        return (
+            ErrorClass::QuotaExhausted,
+            format!("RESOURCE_EXHAUSTED, {p}"),
+        );
+    }
+    if let Some(p) = phrase_in(evidence, &["resource exhausted. please try again later"]) {
+        // Vertex AI's shared (dynamic) capacity is exhausted, not the caller's quota.
+        return (ErrorClass::Overloaded, format!("RESOURCE_EXHAUSTED, {p}"));
+    }
+    (ErrorClass::RateLimited, "status=RESOURCE_EXHAUSTED".into())
+}
+
+enum Window {
+    Short,
+    Long,
+}
+
+/// The window of a quota id or metric: `...PerMinute...` is short, `...PerDay...` long.
+fn quota_window(id: &str) -> Option<Window> {
+    const LONG: &[&str] = &[
+        "perday",
+        "per_day",
+        "daily",
+        "permonth",
+        "per_month",
+        "monthly",
+    ];
+    const SHORT: &[&str] = &[
+        "perminute",
+        "per_minute",
+        "persecond",
+        "per_second",
+        "perhour",
+        "per_hour",
+    ];
+    if LONG.iter().any(|w| id.contains(w)) {
+        Some(Window::Long)
+    } else if SHORT.iter().any(|w| id.contains(w)) {
+        Some(Window::Short)
+    } else {
+        None
+    }
+}
+
+fn indicative_phrase(evidence: &Evidence) -> Option<Decision> {
+    const TABLE: &[(&[&str], ErrorClass)] = &[
+        (
+            &[
+                "rate limit",
+                "rate-limit",
+                "rate limited",
+                "ratelimit",
+                "too many requests",
+                "requests per min",
+                "tokens per min",
+                "per minute",
+                "reduce concurrency",
+                "high concurrency",
+                "too many concurrent",
+                "qps",
+                "rpm",
+                "tpm",
+                "速率限制",
+                "请求频率",
+                "请求过于频繁",
+                "并发",
+                "超过限额",
+            ],
+            ErrorClass::RateLimited,
+        ),
+        (
+            &[
+                "overloaded",
+                "at capacity",
+                "over capacity",
+                "high demand",
+                "capacity exceeded",
+                "too busy",
+                "server is busy",
+                "temporarily unavailable",
+                "service unavailable",
+                "currently unavailable",
+                "bad gateway",
+                "internal server error",
+                "internal error",
+                "unable to process your request",
+                "experienced an error",
+                "error was encountered while running the model",
+                "访问量过大",
+                "繁忙",
+                "服务不可用",
+            ],
+            ErrorClass::Overloaded,
+        ),
+        (
+            &[
+                "timed out",
+                "timeout",
+                "time-out",
+                "time out",
+                "deadline exceeded",
+                "超时",
+            ],
+            ErrorClass::Timeout,
+        ),
+        (
+            &[
+                "exceeded your current quota",
+                "exceeded current quota",
+                "quota exceeded",
+                "quota has been exhausted",
+                "额度",
+                "配额",
+            ],
+            ErrorClass::QuotaExhausted,
+        ),
+        (
+            &[
+                "api key",
+                "api-key",
+                "x-api-key",
+                "authentication",
+                "unauthorized",
+                "permission denied",
+                "access denied",
+                "access terminated",
+                "invalid token",
+                "request not allowed",
+                "user not found",
+                "鉴权",
+                "认证",
+            ],
+            ErrorClass::Auth,
+        ),
+        (
+            &[
+                "no handler found",
+                "unsupported parameter",
+                "unrecognized request argument",
+                "invalid json",
+                "malformed",
+            ],
+            ErrorClass::BadRequest,
+        ),
+    ];
+    TABLE
+        .iter()
+        .find_map(|(phrases, class)| phrase_in(evidence, phrases).map(|p| (*class, p)))
+}
+
+fn generic_code(evidence: &Evidence) -> Option<Decision> {
+    evidence.codes.iter().find_map(|code| {
+        GENERIC_CODES
+            .iter()
+            .find(|(name, _)| *name == code.value)
+            .map(|(_, class)| (*class, format!("{}={}", code.field, code.value)))
+    })
+}
+
+fn by_status(status: u16) -> Decision {
+    let class = match status {
+        200..=299 => ErrorClass::Overloaded, // an error envelope nothing else explained
+        402 => ErrorClass::QuotaExhausted,
+        429 => ErrorClass::RateLimited,
+        408 | 504 | 524 | 598 | 599 => ErrorClass::Timeout,
+        401 | 403 | 407 => ErrorClass::Auth,
+        404 | 410 => ErrorClass::ModelUnavailable,
+        413 => ErrorClass::ContextOverflow,
+        451 => ErrorClass::ContentPolicy,
+        500..=599 => ErrorClass::Overloaded,
+        _ => ErrorClass::BadRequest,
+    };
+    (class, format!("status={status}"))
+}
+
+/// The wait the upstream asked for, in the order a careful client trusts them: explicit
+/// millisecond headers, `Retry-After`, the body's retry fields, the message text, then the
+/// reset time of the rate limit that was hit.
+fn wait_hint(answer: &Answer, evidence: &Evidence, class: ErrorClass) -> Option<u64> {
+    let now = answer.now_unix_ms;
+    let from_headers = ["retry-after-ms", "x-ms-retry-after-ms"]
+        .iter()
+        .find_map(|h| answer.header(h).and_then(wait::retry_after_ms))
+        .or_else(|| {
+            answer
+                .header("retry-after")
+                .and_then(|v| wait::retry_after(v, now))
+        });
+    let from_body = || {
+        evidence
+            .json
+            .as_ref()
+            .and_then(|j| wait::body_fields(j, now).or_else(|| estimated_time(j)))
+    };
+    let from_message = || evidence.messages.iter().find_map(|m| wait::from_message(m));
+    from_headers
+        .or_else(from_body)
+        .or_else(from_message)
+        .or_else(|| {
+            matches!(class, ErrorClass::RateLimited | ErrorClass::QuotaExhausted)
+                .then(|| exhausted_limit_reset(answer))
+                .flatten()
+        })
+}
+
+/// Hugging Face's "model is currently loading" carries `estimated_time` in seconds.
+fn estimated_time(json: &serde_json::Value) -> Option<u64> {
+    let seconds = json.get("estimated_time")?.as_f64()?;
+    if !(0.0..=wait::MAX_WAIT_MS as f64 / 1000.0).contains(&seconds) {
+        return None;
+    }
+    // In range and non-negative: the cast cannot truncate meaningfully.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    Some((seconds * 1000.0).round() as u64)
+}
+
+/// The reset time of whichever limit reports zero remaining (OpenAI/Groq `x-ratelimit-*`,
+/// Anthropic `anthropic-ratelimit-*`).
+fn exhausted_limit_reset(answer: &Answer) -> Option<u64> {
+    const LIMITS: &[(&str, &str)] = &[
+        (
+            "x-ratelimit-remaining-requests",
+            "x-ratelimit-reset-requests",
+        ),
+        ("x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens"),
+        (
+            "anthropic-ratelimit-requests-remaining",
+            "anthropic-ratelimit-requests-reset",
+        ),
+        (
+            "anthropic-ratelimit-tokens-remaining",
+            "anthropic-ratelimit-tokens-reset",
+        ),
+        (
+            "anthropic-ratelimit-input-tokens-remaining",
+            "anthropic-ratelimit-input-tokens-reset",
+        ),
+        (
+            "anthropic-ratelimit-output-tokens-remaining",
+            "anthropic-ratelimit-output-tokens-reset",
+        ),
+        ("x-ratelimit-remaining", "x-ratelimit-reset"),
+    ];
+    LIMITS
+        .iter()
+        .filter(|(remaining, _)| {
+            answer
+                .header(remaining)
+                .is_some_and(|v| v.trim().parse::<f64>().is_ok_and(|n| n <= 0.0))
+        })
+        .filter_map(|(_, reset)| {
+            answer
+                .header(reset)
+                .and_then(|v| wait::reset_header(v, answer.now_unix_ms))
+        })
+        .min()
+}
+
+/// A rate limit that only resets after a day (or asks for a wait of an hour or more) is, for
+/// every practical purpose, an exhausted quota: nothing should wait for it.
+fn adjust_quota_window(
+    class: ErrorClass,
+    reason: String,
+    evidence: &Evidence,
+    wait_ms: Option<u64>,
+) -> Decision {
+    const HOUR_MS: u64 = 3_600_000;
+    if class != ErrorClass::RateLimited {
+        return (class, reason);
+    }
+    const LONG_WINDOW: &[&str] = &[
+        "per day",
+        "tokens per day",
+        "requests per day",
+        "daily",
+        "per month",
+        "monthly",
+        "每日",
+        "每天",
+        "当日",
+        "每月",
+    ];
+    if let Some(p) = phrase_in(evidence, LONG_WINDOW) {
+        return (ErrorClass::QuotaExhausted, format!("{reason}, {p}"));
+    }
+    if let Some(id) = evidence
+        .quota_ids
+        .iter()
+        .find(|id| matches!(quota_window(id), Some(Window::Long)))
+    {
+        return (
+            ErrorClass::QuotaExhausted,
+            format!("{reason}, quotaId={id}"),
+        );
+    }
+    match wait_ms {
+        Some(ms) if ms >= HOUR_MS => (
+            ErrorClass::QuotaExhausted,
+            format!("{reason}, wait of {} s", ms / 1000),
+        ),
+        _ => (class, reason),
+    }
+}
+
+#[cfg(test)]
+mod tests;

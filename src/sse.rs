@@ -1,0 +1,1 @@
+//! SSE stream scanner (being written).
