@@ -9,6 +9,7 @@ pub mod config;
 pub mod model_field;
 pub mod sse;
 pub mod stats;
+pub mod usage;
 
 #[cfg(all(target_arch = "wasm32", target_os = "wasi"))]
 mod filter;

@@ -1,11 +1,13 @@
 //! The filter's counters: a fixed, bounded set decided at configuration time.
 //!
 //! Each counter is an Envoy stat and a shared-data key with the same name. Labels are written
-//! into the name as `;label=value` pairs (`llm_fallback.requests;model=gpt-4o`); the shipped
-//! bootstrap's `stats_tags` turn them into Prometheus labels
-//! (`llm_fallback_requests{model="gpt-4o"}`). Model labels are limited to the configured
-//! models plus `other` and `none`, so a client sending random model names cannot grow the set.
+//! into the name as `;label=value` pairs (`llm_fallback.responses;model=gpt-4o;class=ok`); the
+//! shipped bootstrap's `stats_tags` turn them into Prometheus labels
+//! (`llm_fallback_responses{model="gpt-4o",class="ok"}`). Model labels are limited to the
+//! configured models plus `other` and `none`, so a client sending random model names cannot grow
+//! the set.
 
+use crate::classify::ErrorClass;
 use crate::config::Config;
 use crate::model_field::Skip;
 
@@ -17,36 +19,7 @@ pub const NO_MODEL: &str = "none";
 /// Prefix of every stat and shared-data key.
 pub const PREFIX: &str = "llm_fallback";
 
-/// Counter families labelled by model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ModelCounter {
-    /// Client requests, counted once in the HTTP connection manager position.
-    Requests,
-    /// Upstream attempts, counted once per router attempt in the upstream position.
-    Attempts,
-}
-
-impl ModelCounter {
-    pub const ALL: [ModelCounter; 2] = [ModelCounter::Requests, ModelCounter::Attempts];
-
-    pub const fn name(self) -> &'static str {
-        match self {
-            ModelCounter::Requests => "requests",
-            ModelCounter::Attempts => "attempts",
-        }
-    }
-}
-
-/// Why a request body was not read for its model, as a stat label.
-pub const SKIP_REASONS: [Skip; 5] = [
-    Skip::NotJson,
-    Skip::NoModel,
-    Skip::NotString,
-    Skip::Duplicate,
-    Skip::ModelTooLong,
-];
-
-/// Extra skip reasons that come from the filter rather than the scanner.
+/// Why a request body was not read for its model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BodySkip {
     Scan(Skip),
@@ -55,12 +28,65 @@ pub enum BodySkip {
 }
 
 impl BodySkip {
+    pub const ALL: [BodySkip; 6] = [
+        BodySkip::Scan(Skip::NotJson),
+        BodySkip::Scan(Skip::NoModel),
+        BodySkip::Scan(Skip::NotString),
+        BodySkip::Scan(Skip::Duplicate),
+        BodySkip::Scan(Skip::ModelTooLong),
+        BodySkip::Encoded,
+    ];
+
     pub const fn as_str(self) -> &'static str {
         match self {
             BodySkip::Scan(skip) => skip.as_str(),
             BodySkip::Encoded => "encoded",
         }
     }
+
+    fn index(self) -> usize {
+        Self::ALL.iter().position(|s| *s == self).unwrap_or(0)
+    }
+}
+
+/// Token direction for usage counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Input,
+    Output,
+}
+
+impl Direction {
+    const ALL: [Direction; 2] = [Direction::Input, Direction::Output];
+
+    const fn as_str(self) -> &'static str {
+        match self {
+            Direction::Input => "input",
+            Direction::Output => "output",
+        }
+    }
+}
+
+/// A model's label slot: a configured model, `other`, or `none`. Resolve once per request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ModelSlot(usize);
+
+/// One counter, with its labels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counter {
+    /// Client requests, counted once in the HTTP connection manager position.
+    Requests(ModelSlot),
+    /// Upstream attempts, counted once per router attempt in the upstream position.
+    Attempts(ModelSlot),
+    /// Answers per model and class: every upstream attempt's answer, plus Envoy's own local
+    /// replies (timeouts, connect failures), which only the client position sees.
+    Responses(ModelSlot, ErrorClass),
+    /// Error events inside 200 streams (the stream itself was counted `ok` at its headers).
+    StreamErrors(ModelSlot, ErrorClass),
+    /// Tokens reported in `usage`.
+    Tokens(ModelSlot, Direction),
+    /// Request bodies the filter could not read, passed through untouched.
+    BodySkipped(BodySkip),
 }
 
 /// Index of a counter in [`CounterSet::names`].
@@ -77,18 +103,36 @@ pub struct CounterSet {
 impl CounterSet {
     pub fn new(config: &Config) -> Self {
         let models: Vec<String> = config.models.iter().map(|m| m.name.clone()).collect();
+        let labels: Vec<&str> = models
+            .iter()
+            .map(String::as_str)
+            .chain([OTHER_MODEL, NO_MODEL])
+            .collect();
         let mut names = Vec::new();
-        for family in ModelCounter::ALL {
-            let labels = models.iter().map(String::as_str);
-            for label in labels.chain([OTHER_MODEL, NO_MODEL]) {
-                names.push(format!("{PREFIX}.{};model={label}", family.name()));
+        for family in ["requests", "attempts"] {
+            for model in &labels {
+                names.push(format!("{PREFIX}.{family};model={model}"));
             }
         }
-        for reason in SKIP_REASONS
-            .iter()
-            .map(|s| BodySkip::Scan(*s))
-            .chain([BodySkip::Encoded])
-        {
+        for family in ["responses", "stream_errors"] {
+            for model in &labels {
+                for class in ErrorClass::ALL {
+                    names.push(format!(
+                        "{PREFIX}.{family};model={model};class={}",
+                        class.as_str()
+                    ));
+                }
+            }
+        }
+        for model in &labels {
+            for direction in Direction::ALL {
+                names.push(format!(
+                    "{PREFIX}.tokens;model={model};direction={}",
+                    direction.as_str()
+                ));
+            }
+        }
+        for reason in BodySkip::ALL {
             names.push(format!("{PREFIX}.body_skipped;reason={}", reason.as_str()));
         }
         Self { models, names }
@@ -99,50 +143,55 @@ impl CounterSet {
         &self.names
     }
 
-    fn labels_per_family(&self) -> usize {
+    fn slots(&self) -> usize {
         self.models.len() + 2
     }
 
-    /// The model label for a model name: itself if configured, else `other`; `none` if unknown.
-    pub fn model_label<'a>(&'a self, model: Option<&'a str>) -> &'a str {
-        match model {
-            None => NO_MODEL,
-            Some(m) if self.models.iter().any(|c| c == m) => m,
-            Some(_) => OTHER_MODEL,
-        }
-    }
-
-    fn model_slot(&self, model: Option<&str>) -> usize {
-        match model {
+    /// The label slot of a model name (`None`: the model is unknown).
+    pub fn slot(&self, model: Option<&str>) -> ModelSlot {
+        ModelSlot(match model {
             None => self.models.len() + 1,
             Some(m) => self
                 .models
                 .iter()
                 .position(|c| c == m)
                 .unwrap_or(self.models.len()),
-        }
+        })
     }
 
-    /// The counter of `family` for `model` (`None`: the model is unknown).
-    pub fn model_counter(&self, family: ModelCounter, model: Option<&str>) -> CounterId {
-        let family_index = match family {
-            ModelCounter::Requests => 0,
-            ModelCounter::Attempts => 1,
-        };
-        CounterId(family_index * self.labels_per_family() + self.model_slot(model))
+    /// The label a slot stands for.
+    pub fn label(&self, slot: ModelSlot) -> &str {
+        self.models.get(slot.0).map_or_else(
+            || {
+                if slot.0 == self.models.len() {
+                    OTHER_MODEL
+                } else {
+                    NO_MODEL
+                }
+            },
+            String::as_str,
+        )
     }
 
-    /// The counter of bodies skipped for `reason`.
-    pub fn body_skipped(&self, reason: BodySkip) -> CounterId {
-        let base = ModelCounter::ALL.len() * self.labels_per_family();
-        let offset = match reason {
-            BodySkip::Scan(skip) => SKIP_REASONS
-                .iter()
-                .position(|s| *s == skip)
-                .unwrap_or(SKIP_REASONS.len()),
-            BodySkip::Encoded => SKIP_REASONS.len(),
-        };
-        CounterId(base + offset)
+    pub fn id(&self, counter: Counter) -> CounterId {
+        let slots = self.slots();
+        let classes = ErrorClass::ALL.len();
+        let class_index = |c: ErrorClass| ErrorClass::ALL.iter().position(|x| *x == c).unwrap_or(0);
+        let per_model_class = slots * classes;
+        let base_responses = 2 * slots;
+        let base_stream = base_responses + per_model_class;
+        let base_tokens = base_stream + per_model_class;
+        let base_skipped = base_tokens + slots * Direction::ALL.len();
+        CounterId(match counter {
+            Counter::Requests(m) => m.0,
+            Counter::Attempts(m) => slots + m.0,
+            Counter::Responses(m, c) => base_responses + m.0 * classes + class_index(c),
+            Counter::StreamErrors(m, c) => base_stream + m.0 * classes + class_index(c),
+            Counter::Tokens(m, d) => {
+                base_tokens + m.0 * Direction::ALL.len() + (d == Direction::Output) as usize
+            }
+            Counter::BodySkipped(reason) => base_skipped + reason.index(),
+        })
     }
 }
 
@@ -164,60 +213,78 @@ mod tests {
     use wasm_bindgen_test::wasm_bindgen_test;
 
     fn set() -> CounterSet {
+        let model = |name: &str| ModelConfig { name: name.into() };
         CounterSet::new(&Config {
-            models: vec![
-                ModelConfig {
-                    name: "gpt-4.1".into(),
-                },
-                ModelConfig {
-                    name: "mini".into(),
-                },
-            ],
+            models: vec![model("gpt-4.1"), model("mini")],
             ..Config::default()
         })
     }
 
     #[wasm_bindgen_test(unsupported = test)]
-    fn ids_point_at_the_right_names() {
+    fn every_counter_id_points_at_its_own_name() {
         let s = set();
-        let name = |id: CounterId| s.names()[id.0].as_str();
+        let name = |c: Counter| s.names()[s.id(c).0].as_str();
+        let gpt = s.slot(Some("gpt-4.1"));
+        let mini = s.slot(Some("mini"));
+        let other = s.slot(Some("random"));
+        let none = s.slot(None);
         assert_eq!(
-            name(s.model_counter(ModelCounter::Requests, Some("gpt-4.1"))),
+            name(Counter::Requests(gpt)),
             "llm_fallback.requests;model=gpt-4.1"
         );
         assert_eq!(
-            name(s.model_counter(ModelCounter::Attempts, Some("mini"))),
+            name(Counter::Attempts(mini)),
             "llm_fallback.attempts;model=mini"
         );
         assert_eq!(
-            name(s.model_counter(ModelCounter::Requests, Some("random"))),
+            name(Counter::Requests(other)),
             "llm_fallback.requests;model=other"
         );
         assert_eq!(
-            name(s.model_counter(ModelCounter::Attempts, None)),
+            name(Counter::Attempts(none)),
             "llm_fallback.attempts;model=none"
         );
         assert_eq!(
-            name(s.body_skipped(BodySkip::Scan(Skip::Duplicate))),
-            "llm_fallback.body_skipped;reason=duplicate_model"
+            name(Counter::Responses(mini, ErrorClass::QuotaExhausted)),
+            "llm_fallback.responses;model=mini;class=quota_exhausted"
         );
         assert_eq!(
-            name(s.body_skipped(BodySkip::Encoded)),
+            name(Counter::StreamErrors(none, ErrorClass::BadRequest)),
+            "llm_fallback.stream_errors;model=none;class=bad_request"
+        );
+        assert_eq!(
+            name(Counter::Tokens(other, Direction::Output)),
+            "llm_fallback.tokens;model=other;direction=output"
+        );
+        assert_eq!(
+            name(Counter::BodySkipped(BodySkip::Encoded)),
             "llm_fallback.body_skipped;reason=encoded"
         );
+        assert_eq!(s.label(other), OTHER_MODEL);
+        assert_eq!(s.label(mini), "mini");
+        assert_eq!(s.label(none), NO_MODEL);
     }
 
     #[wasm_bindgen_test(unsupported = test)]
-    fn names_are_unique_and_bounded() {
+    fn ids_cover_every_name_exactly_once() {
         let s = set();
-        let mut names = s.names().to_vec();
-        names.sort();
-        names.dedup();
-        assert_eq!(names.len(), s.names().len());
-        assert_eq!(s.names().len(), 2 * 4 + 6);
-        assert_eq!(s.model_label(Some("zzz")), OTHER_MODEL);
-        assert_eq!(s.model_label(Some("mini")), "mini");
-        assert_eq!(s.model_label(None), NO_MODEL);
+        let mut ids = Vec::new();
+        for model in [Some("gpt-4.1"), Some("mini"), Some("zz"), None] {
+            let m = s.slot(model);
+            ids.push(s.id(Counter::Requests(m)).0);
+            ids.push(s.id(Counter::Attempts(m)).0);
+            for class in ErrorClass::ALL {
+                ids.push(s.id(Counter::Responses(m, class)).0);
+                ids.push(s.id(Counter::StreamErrors(m, class)).0);
+            }
+            ids.push(s.id(Counter::Tokens(m, Direction::Input)).0);
+            ids.push(s.id(Counter::Tokens(m, Direction::Output)).0);
+        }
+        for reason in BodySkip::ALL {
+            ids.push(s.id(Counter::BodySkipped(reason)).0);
+        }
+        ids.sort_unstable();
+        assert_eq!(ids, (0..s.names().len()).collect::<Vec<_>>());
     }
 
     #[wasm_bindgen_test(unsupported = test)]

@@ -307,3 +307,111 @@ fn wait_hints_follow_the_documented_priority() {
         None
     );
 }
+
+/// A small deterministic PRNG (xorshift64*), so the fuzz runs are repeatable.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Mutates real answers (truncation, byte flips, splices, random headers and statuses) and feeds
+/// them to the classifier and the SSE scanner: nothing may panic. Set `LLMFB_FUZZ_ITERS` for a
+/// longer run.
+#[wasm_bindgen_test(unsupported = test)]
+fn fuzz_classifier_and_sse_scanner_never_panic() {
+    let iterations: usize = option_env!("LLMFB_FUZZ_ITERS")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(3000);
+    let fixtures = fixtures();
+    let header_names = [
+        "retry-after",
+        "retry-after-ms",
+        "x-ms-retry-after-ms",
+        "x-ratelimit-reset-requests",
+        "x-ratelimit-remaining-requests",
+        "x-ratelimit-reset-tokens",
+        "x-ratelimit-remaining-tokens",
+        "anthropic-ratelimit-requests-reset",
+        "anthropic-ratelimit-requests-remaining",
+        "x-amzn-errortype",
+        "x-ratelimit-reset",
+        "x-ratelimit-remaining",
+    ];
+    let values = [
+        "0",
+        "-1",
+        "1e308",
+        "99999999999999999999",
+        "",
+        "6m0s",
+        "Sun, 06 Nov 1994 08:49:37 GMT",
+        "2024-11-04T19:10:00Z",
+        "NaN",
+        "1.5",
+        "💥",
+        "\u{0}",
+    ];
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for _ in 0..iterations {
+        let base = &fixtures[rng.below(fixtures.len())];
+        let mut body = base.body.as_bytes().to_vec();
+        match rng.below(5) {
+            0 => body.truncate(rng.below(body.len() + 1)),
+            1 => {
+                for _ in 0..=rng.below(8) {
+                    let i = rng.below(body.len());
+                    if let Some(b) = body.get_mut(i) {
+                        *b = rng.next() as u8;
+                    }
+                }
+            }
+            2 => {
+                let other = fixtures[rng.below(fixtures.len())].body.as_bytes();
+                let cut = rng.below(body.len() + 1);
+                body.truncate(cut);
+                body.extend_from_slice(&other[rng.below(other.len() + 1)..]);
+            }
+            3 => body = (0..rng.below(512)).map(|_| rng.next() as u8).collect(),
+            _ => {}
+        }
+        let headers: Vec<(&str, &str)> = (0..rng.below(6))
+            .map(|_| {
+                (
+                    header_names[rng.below(header_names.len())],
+                    values[rng.below(values.len())],
+                )
+            })
+            .collect();
+        let status = [0u16, 200, 400, 402, 429, 500, 529, 999, base.status][rng.below(9)];
+        let _ = classify(&Answer {
+            status,
+            headers: &headers,
+            body: &body,
+            code_details: [
+                None,
+                Some("via_upstream"),
+                Some("response_timeout"),
+                Some(""),
+            ][rng.below(4)],
+            now_unix_ms: rng.next(),
+        });
+        let mut scanner = crate::sse::SseScanner::new(1 + rng.below(4096));
+        let mut sink = |_| {};
+        let mut rest = body.as_slice();
+        while !rest.is_empty() {
+            let n = 1 + rng.below(rest.len());
+            scanner.feed(&rest[..n], &mut sink);
+            rest = &rest[n..];
+        }
+        scanner.finish(&mut sink);
+    }
+}

@@ -7,6 +7,7 @@
 
 mod pb_struct;
 
+use crate::classify::rules::{Rule, Rules};
 use serde::Deserialize;
 use serde_json::Value;
 use std::fmt;
@@ -54,6 +55,41 @@ pub struct ModelConfig {
     pub name: String,
 }
 
+/// Default cap on the error-body bytes the classifier reads.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 16 * 1024;
+
+/// How the filter reads upstream answers.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClassifierConfig {
+    /// At most this many bytes of an error body are held and read (the rest streams on). Error
+    /// bodies are small; the cap bounds memory and latency whatever an upstream sends.
+    #[serde(default = "default_max_body_bytes")]
+    pub max_body_bytes: usize,
+    /// Operator rules, checked in order before the built-in knowledge.
+    #[serde(default)]
+    pub rules: Vec<Rule>,
+}
+
+fn default_max_body_bytes() -> usize {
+    DEFAULT_MAX_BODY_BYTES
+}
+
+impl Default for ClassifierConfig {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            rules: Vec::new(),
+        }
+    }
+}
+
+impl ClassifierConfig {
+    pub fn rules(&self) -> Rules {
+        Rules(self.rules.clone())
+    }
+}
+
 /// The validated plugin configuration.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -67,6 +103,8 @@ pub struct Config {
     /// path on a listener that loads the filter can read it.
     #[serde(default)]
     pub status_path: Option<String>,
+    #[serde(default)]
+    pub classifier: ClassifierConfig,
 }
 
 impl Config {
@@ -102,6 +140,23 @@ impl Config {
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
+        let max = self.classifier.max_body_bytes;
+        if !(256..=1024 * 1024).contains(&max) {
+            return Err(ConfigError::new(
+                "classifier.max_body_bytes",
+                format!("{max} is outside 256..=1048576"),
+            ));
+        }
+        for (i, rule) in self.classifier.rules.iter().enumerate() {
+            rule.validate().map_err(|(sub, message)| {
+                let field = if sub.is_empty() {
+                    format!("classifier.rules[{i}]")
+                } else {
+                    format!("classifier.rules[{i}].{sub}")
+                };
+                ConfigError::new(field, message)
+            })?;
+        }
         if let Some(path) = &self.status_path {
             if !path.starts_with('/') || path.contains(['?', '#', ' ']) {
                 return Err(ConfigError::new(
@@ -195,6 +250,15 @@ mod tests {
             e.contains("models[0]") && e.contains("unknown field `teir`"),
             "{e}"
         );
+        let e = error(json!({"classifier": {"rules": [{"name": "x", "class": "slow"}]}}));
+        assert!(e.contains("field `classifier.rules[0].class`"), "{e}");
+        let e = error(json!({"classifier": {"rules": [{"name": "x", "class": "auth"}]}}));
+        assert!(
+            e.contains("field `classifier.rules[0]`: needs at least one"),
+            "{e}"
+        );
+        let e = error(json!({"classifier": {"max_body_bytes": 10}}));
+        assert!(e.contains("field `classifier.max_body_bytes`"), "{e}");
         let e = error(json!({"status_path": "status"}));
         assert!(e.contains("field `status_path`"), "{e}");
         let e = error(json!([1]));

@@ -128,3 +128,32 @@ pub fn shared_init(key: &str) {
         }
     }
 }
+
+/// Sets (replaces) a header.
+pub fn set_header(map: MapType, name: &str, value: &str) {
+    if let Err(status) = hostcalls::set_map_value(map, name, Some(value)) {
+        debug_failure("set_map_value", status);
+    }
+}
+
+/// All headers of a map, values as lossy UTF-8 (only used on error answers).
+pub fn headers(map: MapType) -> Vec<(String, String)> {
+    match hostcalls::get_map_bytes(map) {
+        Ok(pairs) => pairs
+            .into_iter()
+            .map(|(k, v)| (k, String::from_utf8_lossy(&v).into_owned()))
+            .collect(),
+        Err(status) => {
+            debug_failure("get_map", status);
+            Vec::new()
+        }
+    }
+}
+
+/// The host's wall clock in unix milliseconds (0 if unavailable).
+pub fn now_unix_ms() -> u64 {
+    hostcalls::get_current_time()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}

@@ -1,19 +1,40 @@
-//! Per-request work: read the request's model as the body streams by, count it.
+//! Per-request work: read the request's model as the body streams by, read the answer, count.
 //!
-//! Nothing here buffers or changes a byte: every callback returns `Continue` and the body is read
-//! chunk by chunk (a copy of each chunk, which the host API requires to look at it).
+//! Requests are never buffered or changed: the body is read chunk by chunk (a copy of each chunk,
+//! which the host API requires to look at it). Answers: 2xx pass untouched and unbuffered (a
+//! stream is only observed for error events and usage); an error answer's headers are held while
+//! at most `classifier.max_body_bytes` of its body are read, then the headers saying what it was
+//! are added and everything flows on unchanged.
 
 use super::{host, Plugin, Role};
+use crate::classify::{classify_with, Answer, ErrorClass, Verdict};
 use crate::model_field::{ModelScanner, Skip};
-use crate::stats::{self, BodySkip, ModelCounter};
+use crate::sse::{SseFinding, SseScanner};
+use crate::stats::{BodySkip, Counter, Direction, ModelSlot};
+use crate::usage::{Tokens, UsageTail};
 use proxy_wasm::traits::{Context, HttpContext};
 use proxy_wasm::types::{Action, BufferType, MapType};
 use std::rc::Rc;
 
+/// What the filter is doing with the answer.
+enum Response {
+    /// Nothing to do (no answer yet, or done).
+    Idle,
+    /// An error answer: headers held, body being read up to the cap.
+    Holding { status: u16, body: Vec<u8> },
+    /// A 200 event stream, observed for error events and usage.
+    Stream(Box<SseScanner>),
+    /// A 200 JSON answer, observed for usage.
+    Json(UsageTail),
+}
+
 pub struct Stream {
     plugin: Option<Rc<Plugin>>,
-    /// The scanner while the model is still unknown; `None` once counted.
+    /// The scanner while the request body is still being read; `None` once counted.
     scanner: Option<ModelScanner>,
+    /// The request's model label slot, once known.
+    slot: Option<ModelSlot>,
+    response: Response,
 }
 
 impl Stream {
@@ -21,27 +42,34 @@ impl Stream {
         Self {
             plugin,
             scanner: Some(ModelScanner::new()),
+            slot: None,
+            response: Response::Idle,
+        }
+    }
+
+    fn slot(&self) -> ModelSlot {
+        match (&self.plugin, self.slot) {
+            (_, Some(slot)) => slot,
+            (Some(plugin), None) => plugin.metrics.set.slot(None),
+            (None, None) => ModelSlot::default(),
         }
     }
 
     /// Counts this request (or attempt) for `model`; a `skip` says why it is unknown. Callers
     /// take `self.scanner` first, which marks the request as counted.
-    fn count(&self, model: Option<&str>, skip: Option<BodySkip>) {
+    fn count_request(&mut self, model: Option<&str>, skip: Option<BodySkip>) {
         let Some(plugin) = &self.plugin else { return };
-        let family = match plugin.role {
-            Role::Client => ModelCounter::Requests,
-            Role::Upstream => ModelCounter::Attempts,
-        };
         let metrics = &plugin.metrics;
-        metrics.increment(metrics.set.model_counter(family, model));
+        let slot = metrics.set.slot(model);
+        self.slot = Some(slot);
+        metrics.increment(match plugin.role {
+            Role::Client => Counter::Requests(slot),
+            Role::Upstream => Counter::Attempts(slot),
+        });
         // Bodies are the same on every attempt: count them once, in the client position.
         if let (Some(skip), Role::Client) = (skip, plugin.role) {
-            metrics.increment(metrics.set.body_skipped(skip));
-            log::debug!(
-                "{family:?}: model not read from body: {}",
-                skip.as_str(),
-                family = plugin.role
-            );
+            metrics.increment(Counter::BodySkipped(skip));
+            log::debug!("model not read from request body: {}", skip.as_str());
         }
     }
 
@@ -61,7 +89,7 @@ impl Stream {
         if path != status_path.as_bytes() {
             return false;
         }
-        let body = stats::status_json(&plugin.metrics.set, &plugin.metrics.shared_values());
+        let body = crate::stats::status_json(&plugin.metrics.set, &plugin.metrics.shared_values());
         host::send_response(
             200,
             vec![
@@ -71,13 +99,155 @@ impl Stream {
             body.as_bytes(),
         )
     }
+
+    /// Classifies an answer, counts it, and says what it was in the response headers.
+    fn judge(&self, status: u16, body: &[u8], code_details: Option<&str>) {
+        let Some(plugin) = &self.plugin else { return };
+        let owned = host::headers(MapType::HttpResponseHeaders);
+        let headers: Vec<(&str, &str)> = owned
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let answer = Answer {
+            status,
+            headers: &headers,
+            body,
+            code_details,
+            now_unix_ms: host::now_unix_ms(),
+        };
+        let verdict = classify_with(&answer, &plugin.rules);
+        let slot = self.slot();
+        plugin
+            .metrics
+            .increment(Counter::Responses(slot, verdict.class));
+        log::info!(
+            "{} answer {status} for model {}: {} ({}){}",
+            if code_details.is_some() {
+                "envoy"
+            } else {
+                "upstream"
+            },
+            plugin.metrics.set.label(slot),
+            verdict.class.as_str(),
+            verdict.reason,
+            verdict
+                .retry_after_ms
+                .map_or(String::new(), |ms| format!(", retry after {ms} ms"))
+        );
+        annotate(&verdict);
+    }
+
+    fn observe_stream(&mut self, chunk: &[u8], end: bool) {
+        let Response::Stream(scanner) = &mut self.response else {
+            return;
+        };
+        let mut errors = Vec::new();
+        let mut collect = |finding: SseFinding| match finding {
+            SseFinding::Error { payload, .. } => errors.push(payload),
+        };
+        scanner.feed(chunk, &mut collect);
+        if end {
+            scanner.finish(&mut collect);
+        }
+        let usage = end.then(|| scanner.usage());
+        let Some(plugin) = &self.plugin else { return };
+        let slot = self.slot();
+        for payload in errors {
+            let answer = Answer {
+                status: 200,
+                headers: &[],
+                body: &payload,
+                code_details: None,
+                now_unix_ms: host::now_unix_ms(),
+            };
+            let verdict = classify_with(&answer, &plugin.rules);
+            plugin
+                .metrics
+                .increment(Counter::StreamErrors(slot, verdict.class));
+            log::warn!(
+                "error event inside a 200 stream for model {}: {} ({})",
+                plugin.metrics.set.label(slot),
+                verdict.class.as_str(),
+                verdict.reason
+            );
+        }
+        if let Some(usage) = usage {
+            self.count_tokens(Tokens {
+                input: usage.input_tokens,
+                output: usage.output_tokens,
+            });
+        }
+    }
+
+    fn count_tokens(&self, tokens: Tokens) {
+        let Some(plugin) = &self.plugin else { return };
+        let slot = self.slot();
+        let metrics = &plugin.metrics;
+        metrics.add(
+            Counter::Tokens(slot, Direction::Input),
+            tokens.input.unwrap_or(0),
+        );
+        metrics.add(
+            Counter::Tokens(slot, Direction::Output),
+            tokens.output.unwrap_or(0),
+        );
+    }
+
+    /// Ends whatever the answer was being observed for (end of body, or trailers).
+    fn finish_response(&mut self) {
+        match std::mem::replace(&mut self.response, Response::Idle) {
+            Response::Holding { status, body } => self.judge(status, &body, None),
+            Response::Stream(scanner) => {
+                self.response = Response::Stream(scanner);
+                self.observe_stream(&[], true);
+                self.response = Response::Idle;
+            }
+            Response::Json(tail) => self.count_tokens(tail.finish()),
+            Response::Idle => {}
+        }
+    }
+
+    fn max_body(&self) -> usize {
+        self.plugin
+            .as_ref()
+            .map_or(0, |p| p.config.classifier.max_body_bytes)
+    }
+}
+
+/// Adds the headers that say what an answer was; never touches the body.
+fn annotate(verdict: &Verdict) {
+    let map = MapType::HttpResponseHeaders;
+    host::set_header(map, "x-llm-error-class", verdict.class.as_str());
+    host::set_header(map, "x-llm-error-reason", &header_safe(&verdict.reason));
+    if let Some(ms) = verdict.retry_after_ms {
+        host::set_header(map, "x-llm-retry-after-ms", &ms.to_string());
+    }
+    if verdict.class != ErrorClass::Ok && !verdict.class.same_model_retry_helps() {
+        // The OpenAI and Anthropic SDKs obey this before their own status-based rules.
+        host::set_header(map, "x-should-retry", "false");
+    }
+}
+
+/// Header values must be visible ASCII; reasons can quote non-ASCII messages.
+fn header_safe(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_graphic() || c == ' ' {
+                c
+            } else {
+                '?'
+            }
+        })
+        .take(200)
+        .collect()
 }
 
 impl Context for Stream {
     fn on_done(&mut self) -> bool {
         // A body with trailers never signals end_of_stream to the body callback.
         if let Some(scanner) = self.scanner.take() {
-            self.count(scanner.found().map(|f| f.value.as_str()), None);
+            let model = scanner.found().map(|f| f.value.clone());
+            self.count_request(model.as_deref(), None);
         }
         true
     }
@@ -95,13 +265,13 @@ impl HttpContext for Stream {
         }
         if end_of_stream {
             self.scanner = None;
-            self.count(None, None);
+            self.count_request(None, None);
             return Action::Continue;
         }
         let encoding = host::header(MapType::HttpRequestHeaders, "content-encoding");
         if encoding.is_some_and(|e| !e.eq_ignore_ascii_case(b"identity")) {
             self.scanner = None;
-            self.count(None, Some(BodySkip::Encoded));
+            self.count_request(None, Some(BodySkip::Encoded));
         }
         Action::Continue
     }
@@ -116,15 +286,106 @@ impl HttpContext for Stream {
         // Scan to the end even once the model is known: a second top-level `model` makes the
         // body ambiguous (parsers disagree on which wins), and it must be counted as such.
         if scanner.is_invalid() {
-            self.count(None, Some(BodySkip::Scan(Skip::NotJson)));
+            self.count_request(None, Some(BodySkip::Scan(Skip::NotJson)));
         } else if end_of_stream {
             match scanner.finish() {
-                Ok(field) => self.count(Some(&field.value), None),
-                Err(skip) => self.count(None, Some(BodySkip::Scan(skip))),
+                Ok(field) => self.count_request(Some(&field.value), None),
+                Err(skip) => self.count_request(None, Some(BodySkip::Scan(skip))),
             }
         } else {
             self.scanner = Some(scanner);
         }
+        Action::Continue
+    }
+
+    fn on_http_response_headers(&mut self, _num_headers: usize, end_of_stream: bool) -> Action {
+        let Some(plugin) = self.plugin.clone() else {
+            return Action::Continue;
+        };
+        let status = host::header(MapType::HttpResponseHeaders, ":status")
+            .and_then(|s| std::str::from_utf8(&s).ok()?.parse::<u16>().ok())
+            .unwrap_or(0);
+        if plugin.role == Role::Client {
+            // Upstream answers were judged by the upstream filter; only Envoy's own replies
+            // (timeouts, connect failures, no healthy upstream) are left to judge here.
+            let details = host::property(vec!["response", "code_details"])
+                .and_then(|d| String::from_utf8(d).ok());
+            if let Some(details) = details.filter(|d| d != "via_upstream" && status >= 400) {
+                self.judge(status, b"", Some(&details));
+            }
+            return Action::Continue;
+        }
+        if (200..300).contains(&status) {
+            plugin
+                .metrics
+                .increment(Counter::Responses(self.slot(), ErrorClass::Ok));
+            let content_type = host::header(MapType::HttpResponseHeaders, "content-type")
+                .unwrap_or_default()
+                .to_ascii_lowercase();
+            if !end_of_stream {
+                if content_type.starts_with(b"text/event-stream") {
+                    self.response = Response::Stream(Box::default());
+                } else if content_type.starts_with(b"application/json") {
+                    self.response = Response::Json(UsageTail::default());
+                }
+            }
+            return Action::Continue;
+        }
+        if end_of_stream {
+            self.judge(status, b"", None);
+            return Action::Continue;
+        }
+        self.response = Response::Holding {
+            status,
+            body: Vec::new(),
+        };
+        Action::Pause
+    }
+
+    fn on_http_response_body(&mut self, body_size: usize, end_of_stream: bool) -> Action {
+        let cap = self.max_body();
+        match &mut self.response {
+            Response::Idle => Action::Continue,
+            Response::Holding { body, .. } => {
+                // Paused: `body_size` is everything buffered so far; read only what is new.
+                let want = body_size.min(cap).saturating_sub(body.len());
+                if want > 0 {
+                    if let Some(chunk) =
+                        host::buffer(BufferType::HttpResponseBody, body.len(), want)
+                    {
+                        body.extend_from_slice(&chunk);
+                    }
+                }
+                if end_of_stream || body_size >= cap {
+                    self.finish_response();
+                    Action::Continue
+                } else {
+                    Action::Pause
+                }
+            }
+            Response::Stream(_) => {
+                let chunk =
+                    host::buffer(BufferType::HttpResponseBody, 0, body_size).unwrap_or_default();
+                self.observe_stream(&chunk, end_of_stream);
+                if end_of_stream {
+                    self.response = Response::Idle;
+                }
+                Action::Continue
+            }
+            Response::Json(tail) => {
+                if let Some(chunk) = host::buffer(BufferType::HttpResponseBody, 0, body_size) {
+                    tail.feed(&chunk);
+                }
+                if end_of_stream {
+                    self.finish_response();
+                }
+                Action::Continue
+            }
+        }
+    }
+
+    fn on_http_response_trailers(&mut self, _num_trailers: usize) -> Action {
+        self.finish_response();
         Action::Continue
     }
 }

@@ -6,7 +6,7 @@
 
 use super::host;
 use crate::config::Config;
-use crate::stats::{CounterId, CounterSet};
+use crate::stats::{Counter, CounterSet};
 use std::cell::RefCell;
 
 pub struct Metrics {
@@ -32,15 +32,23 @@ impl Metrics {
         Self { set, ids, pending }
     }
 
-    pub fn increment(&self, id: CounterId) {
-        if let Some(Some(metric)) = self.ids.get(id.0) {
-            host::increment_metric(*metric, 1);
+    pub fn add(&self, counter: Counter, delta: u64) {
+        if delta == 0 {
+            return;
+        }
+        let id = self.set.id(counter).0;
+        if let Some(Some(metric)) = self.ids.get(id) {
+            host::increment_metric(*metric, i64::try_from(delta).unwrap_or(i64::MAX));
         }
         if let Ok(mut pending) = self.pending.try_borrow_mut() {
-            if let Some(slot) = pending.get_mut(id.0) {
-                *slot += 1;
+            if let Some(slot) = pending.get_mut(id) {
+                *slot = slot.saturating_add(delta);
             }
         }
+    }
+
+    pub fn increment(&self, counter: Counter) {
+        self.add(counter, 1);
     }
 
     /// Folds pending increments into shared data; what fails to land is kept for next time.

@@ -11,6 +11,7 @@ mod host;
 mod http;
 mod metrics;
 
+use crate::classify::rules::Rules;
 use crate::config::Config;
 use metrics::Metrics;
 use proxy_wasm::traits::{Context, HttpContext, RootContext};
@@ -42,6 +43,7 @@ impl Role {
 pub struct Plugin {
     pub role: Role,
     pub config: Config,
+    pub rules: Rules,
     pub metrics: Metrics,
 }
 
@@ -91,6 +93,7 @@ impl RootContext for Root {
         );
         self.plugin = Some(Rc::new(Plugin {
             role,
+            rules: config.classifier.rules(),
             config,
             metrics,
         }));

@@ -1,0 +1,111 @@
+//! The native CLI, run as a user would: `classify` over the whole fixture table, and `check`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_llm-fallback");
+const FIXTURES: &str = include_str!("fixtures/provider_errors.jsonl");
+
+fn run(args: &[&str], stdin: &str) -> (i32, String, String) {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn classify_answers_one_line_per_input_line() {
+    let mut input = String::new();
+    let mut expected = Vec::new();
+    for line in FIXTURES.lines() {
+        let f: serde_json::Value = serde_json::from_str(line).unwrap();
+        // Reset times relative to "now" differ from the fixed clock of the unit test; compare
+        // classes here, waits in the unit test.
+        let row = serde_json::json!({
+            "status": f["status"], "headers": f["headers"], "body": f["body"],
+            "code_details": f["code_details"],
+        });
+        input.push_str(&row.to_string());
+        input.push('\n');
+        expected.push(f["expect"]["class"].as_str().unwrap().to_owned());
+    }
+    input.push_str("this is not json\n");
+    let (code, stdout, _) = run(&["classify"], &input);
+    assert_eq!(code, 0);
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), expected.len() + 1);
+    for (got, want) in lines.iter().zip(&expected) {
+        assert_eq!(got["class"], *want.as_str(), "{got}");
+        assert!(got["reason"].as_str().is_some_and(|r| !r.is_empty()));
+    }
+    assert!(lines.last().unwrap()["error"].is_string());
+}
+
+#[test]
+fn classify_normalizes_waits() {
+    let (_, stdout, _) = run(
+        &["classify"],
+        r#"{"status": 429, "headers": {"retry-after": "3"}, "body": ""}"#,
+    );
+    let v: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!({"class": "rate_limited", "retry_after_ms": 3000, "reason": "status=429"})
+    );
+}
+
+#[test]
+fn classify_applies_the_configured_rules_first() {
+    let dir = std::env::temp_dir().join(format!("llmfb-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("config.json");
+    std::fs::write(
+        &config,
+        r#"{"classifier": {"rules": [{"name": "acme", "status": [500], "message": "credits gone", "class": "quota_exhausted"}]}}"#,
+    )
+    .unwrap();
+    let input = r#"{"status": 500, "body": "{\"message\": \"Sorry: credits gone.\"}"}"#;
+    let (_, stdout, _) = run(&["classify", "--config", config.to_str().unwrap()], input);
+    assert!(
+        stdout.contains(r#""class":"quota_exhausted""#) && stdout.contains("rule=acme"),
+        "{stdout}"
+    );
+    let (_, stdout, _) = run(&["classify"], input);
+    assert!(stdout.contains(r#""class":"overloaded""#), "{stdout}");
+}
+
+#[test]
+fn check_names_the_bad_field() {
+    let dir = std::env::temp_dir().join(format!("llmfb-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("good.json");
+    std::fs::write(&good, r#"{"models": [{"name": "gpt-4o"}]}"#).unwrap();
+    assert_eq!(run(&["check", good.to_str().unwrap()], "").0, 0);
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, r#"{"models": [{"name": "gpt 4o"}]}"#).unwrap();
+    let (code, _, stderr) = run(&["check", bad.to_str().unwrap()], "");
+    assert_eq!(code, 1);
+    assert!(stderr.contains("field `models[0].name`"), "{stderr}");
+    let (code, stdout, _) = run(&["--help"], "");
+    assert_eq!(code, 0);
+    assert!(stdout.contains("classify") && stdout.contains("check"));
+}

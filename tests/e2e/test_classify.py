@@ -1,0 +1,119 @@
+"""The classifier inside a real Envoy: for each class the mock returns a real provider error and
+the client sees the right headers, the body untouched; errors inside 200 streams are counted;
+Prometheus shows the labelled counters."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+import requests
+
+from harness import Envoy, chat_body, free_port, wait_for
+
+OPENAI = {"content-type": "application/json"}
+
+# (model, status, headers, body, class, retry_after_ms, should_retry_false)
+CASES = [
+    ("gpt-4o", 429, {}, {"error": {"message": "You exceeded your current quota, please check your plan and billing details.", "type": "insufficient_quota", "param": None, "code": "insufficient_quota"}}, "quota_exhausted", None, True),
+    ("gpt-4o", 429, {"retry-after": "3"}, {"error": {"message": "Rate limit reached for gpt-4o on requests per min (RPM): Limit 3, Used 3.", "type": "requests", "code": "rate_limit_exceeded"}}, "rate_limited", "3000", False),
+    ("claude-sonnet-4-5", 529, {}, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}, "overloaded", None, False),
+    ("gpt-4o", 404, {}, {"error": {"message": "The model `gpt-5-preview` does not exist or you do not have access to it.", "type": "invalid_request_error", "code": "model_not_found"}}, "model_unavailable", None, True),
+    ("gpt-4o", 400, {}, {"error": {"message": "This model's maximum context length is 128000 tokens.", "type": "invalid_request_error", "code": "context_length_exceeded"}}, "context_overflow", None, True),
+    ("gpt-4o", 400, {}, {"error": {"message": "Your request was rejected as a result of our safety system.", "type": "invalid_request_error", "code": "content_policy_violation"}}, "content_policy", None, True),
+    ("gpt-4o", 401, {}, {"error": {"message": "Incorrect API key provided: sk-abc.", "type": "invalid_request_error", "code": "invalid_api_key"}}, "auth", None, True),
+    ("gpt-4o", 400, {}, {"error": {"message": "Unsupported parameter: 'max_tokens' is not supported with this model.", "type": "invalid_request_error", "code": "unsupported_parameter"}}, "bad_request", None, True),
+    ("claude-sonnet-4-5", 400, {}, {"type": "error", "error": {"type": "invalid_request_error", "message": "Your credit balance is too low to access the Anthropic API."}}, "quota_exhausted", None, True),
+    ("gpt-4o-mini", 429, {}, [{"error": {"code": 429, "message": "You exceeded your current quota.", "status": "RESOURCE_EXHAUSTED", "details": [{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{"quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier"}]}, {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "42s"}]}}], "quota_exhausted", "42000", True),
+    ("gpt-4o-mini", 402, {}, {"error": {"reason": "CREDITS_DEPLETED", "message": "x"}}, "quota_exhausted", None, True),  # the shipped operator rule
+]
+
+
+def post(envoy, model: str, **kw) -> requests.Response:
+    return requests.post(envoy.url + "/v1/chat/completions", data=chat_body(model), headers=OPENAI, timeout=30, **kw)
+
+
+@pytest.mark.parametrize("model,status,headers,body,cls,wait,no_retry", CASES, ids=[c[4] + "-" + str(c[1]) for c in CASES])
+def test_each_class_reaches_the_client_as_headers(envoy, mock, model, status, headers, body, cls, wait, no_retry):
+    raw = json.dumps(body)
+    mock.script(model, steps=[{"status": status, "headers": headers, "body": raw}])
+    before = envoy.metric("llm_fallback_responses", model=model, **{"class": cls}) or 0
+
+    r = post(envoy, model)
+
+    assert r.status_code == status
+    assert r.text == raw, "the error body must reach the client byte for byte"
+    assert r.headers["x-llm-error-class"] == cls, r.headers.get("x-llm-error-reason")
+    assert r.headers.get("x-llm-retry-after-ms") == wait
+    assert (r.headers.get("x-should-retry") == "false") == no_retry
+    assert len(mock.requests()) == 1
+    wait_for(lambda: envoy.metric("llm_fallback_responses", model=model, **{"class": cls}) == before + 1, 5, "responses counter")
+
+
+def test_success_carries_no_error_headers_and_counts_tokens(envoy, mock):
+    before_in = envoy.metric("llm_fallback_tokens", model="gpt-4o", direction="input") or 0
+    before_out = envoy.metric("llm_fallback_tokens", model="gpt-4o", direction="output") or 0
+    r = post(envoy, "gpt-4o")
+    assert r.status_code == 200
+    assert "x-llm-error-class" not in r.headers
+    usage = r.json()["usage"]
+    wait_for(lambda: envoy.metric("llm_fallback_tokens", model="gpt-4o", direction="input") == before_in + usage["prompt_tokens"], 5, "input tokens")
+    assert envoy.metric("llm_fallback_tokens", model="gpt-4o", direction="output") == before_out + usage["completion_tokens"]
+
+
+def test_large_error_body_is_judged_on_its_head_and_delivered_whole(envoy, mock):
+    page = "<html><head><title>503 Service Temporarily Unavailable</title></head><body>" + "x" * 200_000 + "</body></html>"
+    mock.script("gpt-4o", steps=[{"status": 503, "headers": {"content-type": "text/html"}, "body": page}])
+    r = post(envoy, "gpt-4o")
+    assert r.status_code == 503
+    assert r.text == page
+    assert r.headers["x-llm-error-class"] == "overloaded"
+
+
+def test_error_event_inside_a_200_stream_arrives_intact_and_is_counted(envoy, mock):
+    frames = [
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":11}}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"type\":\"text_delta\",\"text\":\"Hel\"}}\n\n",
+        "event: error\ndata: {\"type\": \"error\", \"error\": {\"type\": \"overl",  # split mid-event
+        "oaded_error\", \"message\": \"Overloaded\"}}\n\n",
+    ]
+    mock.script("claude-haiku-4-5", steps=[{"sse": frames, "chunk_delay_ms": 50}], path_prefix="/v1/messages")
+    before = envoy.metric("llm_fallback_stream_errors", model="claude-haiku-4-5", **{"class": "overloaded"}) or 0
+    body = json.dumps({"max_tokens": 10, "messages": [{"role": "user", "content": "hi"}], "stream": True, "model": "claude-haiku-4-5"})
+    r = requests.post(envoy.url + "/v1/messages", data=body, headers=OPENAI, timeout=30)
+    assert r.status_code == 200
+    assert r.text == "".join(frames)
+    wait_for(lambda: envoy.metric("llm_fallback_stream_errors", model="claude-haiku-4-5", **{"class": "overloaded"}) == before + 1, 5, "stream error counter")
+
+
+def test_prometheus_shows_labelled_counters(envoy, mock):
+    mock.script("gpt-4o", steps=[{"status": 529, "body": json.dumps({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})}])
+    post(envoy, "gpt-4o")
+    text = envoy.prometheus()
+    assert "# TYPE llm_fallback_responses counter" in text
+    assert 'llm_fallback_responses{model="gpt-4o",class="overloaded"}' in text or 'llm_fallback_responses{class="overloaded",model="gpt-4o"}' in text
+    assert envoy.metric("llm_fallback_responses", model="gpt-4o", **{"class": "overloaded"}) >= 1
+
+
+def test_envoy_local_replies_are_classified_by_code_details(workdir, mock):
+    """A route timeout and a connection failure never reach the upstream filter; the client
+    filter judges them from response.code_details."""
+    mock.script("gpt-4o", default={"delay_ms": 3000})
+    slow = Envoy(workdir, mock.port, edit=lambda t: t.replace("timeout: 300s", "timeout: 0.5s"))
+    try:
+        r = post(slow, "gpt-4o")
+        assert r.status_code == 504
+        assert r.headers["x-llm-error-class"] == "timeout"
+        assert r.headers["x-llm-error-reason"] == "envoy=response_timeout"
+    finally:
+        slow.stop()
+    dead = Envoy(workdir, free_port())  # nothing listens there
+    try:
+        r = post(dead, "gpt-4o")
+        assert r.status_code == 503
+        assert r.headers["x-llm-error-class"] == "overloaded"
+        assert "connection_failure" in r.headers["x-llm-error-reason"]
+        wait_for(lambda: dead.metric("llm_fallback_responses", model="gpt-4o", **{"class": "overloaded"}) == 1, 5, "counter")
+    finally:
+        dead.stop()
