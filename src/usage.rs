@@ -4,19 +4,13 @@
 //! [`UsageTail`] keeps the first bytes of a small body whole and, past that, only a bounded tail;
 //! at the end it parses just the `usage` object it finds there.
 
+use crate::sse::Usage;
 use memchr::memmem;
 use serde_json::Value;
 
 /// Bodies up to this size are kept whole; past it only the last [`TAIL`] bytes are.
 const HEAD: usize = 64 * 1024;
 const TAIL: usize = 8 * 1024;
-
-/// Tokens reported by an answer.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Tokens {
-    pub input: Option<u64>,
-    pub output: Option<u64>,
-}
 
 /// Keeps what is needed to read `usage` at the end of a JSON body.
 #[derive(Debug, Default)]
@@ -37,13 +31,13 @@ impl UsageTail {
         }
     }
 
-    pub fn finish(&self) -> Tokens {
+    pub fn finish(&self) -> Usage {
         tokens_in(&self.kept)
     }
 }
 
 /// Finds the last `"usage"` / `"usageMetadata"` object in `bytes` and reads its token counts.
-pub fn tokens_in(bytes: &[u8]) -> Tokens {
+pub fn tokens_in(bytes: &[u8]) -> Usage {
     for key in [&b"\"usage\""[..], &b"\"usageMetadata\""[..]] {
         let Some(at) = memmem::rfind(bytes, key) else {
             continue;
@@ -52,23 +46,10 @@ pub fn tokens_in(bytes: &[u8]) -> Tokens {
             continue;
         };
         if let Ok(value) = serde_json::from_slice::<Value>(object) {
-            return tokens_of(&value);
+            return Usage::from_value(Some(&value));
         }
     }
-    Tokens::default()
-}
-
-/// Reads token counts from a `usage` (OpenAI, Anthropic, Responses API) or `usageMetadata`
-/// (Gemini) object.
-pub fn tokens_of(usage: &Value) -> Tokens {
-    let first = |keys: &[&str]| {
-        keys.iter()
-            .find_map(|k| usage.get(*k).and_then(Value::as_u64))
-    };
-    Tokens {
-        input: first(&["prompt_tokens", "input_tokens", "promptTokenCount"]),
-        output: first(&["completion_tokens", "output_tokens", "candidatesTokenCount"]),
-    }
+    Usage::default()
 }
 
 /// The `{...}` right after `: ` in `rest`, matched by brace depth outside strings.
@@ -117,32 +98,32 @@ mod tests {
         let openai = br#"{"id":"x","choices":[{"message":{"content":"\"usage\": {}"}}],"usage":{"prompt_tokens":12,"completion_tokens":5,"total_tokens":17}}"#;
         assert_eq!(
             tokens_in(openai),
-            Tokens {
-                input: Some(12),
-                output: Some(5)
+            Usage {
+                input_tokens: Some(12),
+                output_tokens: Some(5)
             }
         );
         let anthropic = br#"{"content":[],"usage":{"input_tokens":7,"output_tokens":3,"cache_read_input_tokens":0}}"#;
         assert_eq!(
             tokens_in(anthropic),
-            Tokens {
-                input: Some(7),
-                output: Some(3)
+            Usage {
+                input_tokens: Some(7),
+                output_tokens: Some(3)
             }
         );
         let gemini =
             br#"{"candidates":[],"usageMetadata":{"promptTokenCount":4,"candidatesTokenCount":9}}"#;
         assert_eq!(
             tokens_in(gemini),
-            Tokens {
-                input: Some(4),
-                output: Some(9)
+            Usage {
+                input_tokens: Some(4),
+                output_tokens: Some(9)
             }
         );
-        assert_eq!(tokens_in(b"not json"), Tokens::default());
+        assert_eq!(tokens_in(b"not json"), Usage::default());
         assert_eq!(
             tokens_in(br#"{"usage": {"prompt_tokens": 1"#),
-            Tokens::default()
+            Usage::default()
         );
     }
 
@@ -157,9 +138,9 @@ mod tests {
         assert!(tail.kept.len() <= TAIL);
         assert_eq!(
             tail.finish(),
-            Tokens {
-                input: Some(100),
-                output: Some(200)
+            Usage {
+                input_tokens: Some(100),
+                output_tokens: Some(200)
             }
         );
     }

@@ -9,9 +9,10 @@
 use super::{host, Plugin, Role};
 use crate::classify::{classify_with, Answer, ErrorClass, Verdict};
 use crate::model_field::{ModelScanner, Skip};
+use crate::sse::Usage;
 use crate::sse::{SseFinding, SseScanner};
 use crate::stats::{BodySkip, Counter, Direction, ModelSlot};
-use crate::usage::{Tokens, UsageTail};
+use crate::usage::UsageTail;
 use proxy_wasm::traits::{Context, HttpContext};
 use proxy_wasm::types::{Action, BufferType, MapType};
 use std::rc::Rc;
@@ -172,24 +173,21 @@ impl Stream {
             );
         }
         if let Some(usage) = usage {
-            self.count_tokens(Tokens {
-                input: usage.input_tokens,
-                output: usage.output_tokens,
-            });
+            self.count_tokens(usage);
         }
     }
 
-    fn count_tokens(&self, tokens: Tokens) {
+    fn count_tokens(&self, tokens: Usage) {
         let Some(plugin) = &self.plugin else { return };
         let slot = self.slot();
         let metrics = &plugin.metrics;
         metrics.add(
             Counter::Tokens(slot, Direction::Input),
-            tokens.input.unwrap_or(0),
+            tokens.input_tokens.unwrap_or(0),
         );
         metrics.add(
             Counter::Tokens(slot, Direction::Output),
-            tokens.output.unwrap_or(0),
+            tokens.output_tokens.unwrap_or(0),
         );
     }
 

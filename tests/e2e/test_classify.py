@@ -117,3 +117,13 @@ def test_envoy_local_replies_are_classified_by_code_details(workdir, mock):
         wait_for(lambda: dead.metric("llm_fallback_responses", model="gpt-4o", **{"class": "overloaded"}) == 1, 5, "counter")
     finally:
         dead.stop()
+
+
+def test_stream_usage_is_counted_without_buffering(envoy, mock):
+    before = envoy.metric("llm_fallback_tokens", model="gpt-4o-mini", direction="output") or 0
+    body = json.dumps({"messages": [{"role": "user", "content": "hi"}], "stream": True, "stream_options": {"include_usage": True}, "model": "gpt-4o-mini"})
+    r = requests.post(envoy.url + "/v1/chat/completions", data=body, headers=OPENAI, timeout=30)
+    assert r.status_code == 200
+    usage = [json.loads(line[6:])["usage"] for line in r.text.splitlines() if line.startswith("data: {") and '"usage":{' in line.replace(" ", "")]
+    assert usage and usage[-1]["completion_tokens"] > 0
+    wait_for(lambda: envoy.metric("llm_fallback_tokens", model="gpt-4o-mini", direction="output") == before + usage[-1]["completion_tokens"], 5, "stream output tokens")
