@@ -6,7 +6,9 @@
 
 pub mod classify;
 pub mod config;
+pub mod health;
 pub mod model_field;
+pub mod plan;
 pub mod sse;
 pub mod stats;
 pub mod usage;

@@ -588,6 +588,32 @@ enum EscapeStep {
     Invalid,
 }
 
+/// Replaces the value token at `field.span` with `new_value` as a JSON string; every other byte
+/// of the body is kept as it was.
+pub fn rewrite(body: &[u8], field: &ModelField, new_value: &str) -> Vec<u8> {
+    let head = body.get(..field.span.start).unwrap_or(body);
+    let tail = body.get(field.span.end..).unwrap_or_default();
+    let mut out = Vec::with_capacity(body.len() + new_value.len() + 2);
+    out.extend_from_slice(head);
+    out.push(b'"');
+    for c in new_value.chars() {
+        match c {
+            '"' => out.extend_from_slice(b"\\\""),
+            '\\' => out.extend_from_slice(b"\\\\"),
+            c if (c as u32) < 0x20 => {
+                out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes());
+            }
+            c => {
+                let mut utf8 = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
+            }
+        }
+    }
+    out.push(b'"');
+    out.extend_from_slice(tail);
+    out
+}
+
 /// Scans a complete body in one go.
 pub fn find_model(body: &[u8]) -> Result<ModelField, Skip> {
     let mut scanner = ModelScanner::new();
@@ -714,6 +740,18 @@ mod tests {
                 "after"
             );
         }
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn rewrite_changes_only_the_value() {
+        let body = br#"{"messages":[{"model":"x"}], "model" : "gpt-4o" ,"stream":true}"#;
+        let field = find_model(body).unwrap();
+        let out = rewrite(body, &field, "claude-\"q\"\n");
+        assert_eq!(
+            std::str::from_utf8(&out).unwrap(),
+            r#"{"messages":[{"model":"x"}], "model" : "claude-\"q\"\u000a" ,"stream":true}"#
+        );
+        assert_eq!(find_model(&out).unwrap().value, "claude-\"q\"\n");
     }
 
     #[wasm_bindgen_test(unsupported = test)]

@@ -87,6 +87,21 @@ pub enum Counter {
     Tokens(ModelSlot, Direction),
     /// Request bodies the filter could not read, passed through untouched.
     BodySkipped(BodySkip),
+    /// Switches from one model to another inside a request's retry loop, by the class that
+    /// caused them.
+    Fallbacks {
+        from: ModelSlot,
+        to: ModelSlot,
+        class: ErrorClass,
+    },
+    /// Circuits opened (or cooldowns extended) per model and class.
+    CooldownsOpened(ModelSlot, ErrorClass),
+    /// Requests sent to a model whose cooldown had ended, to probe it.
+    Probes(ModelSlot),
+    /// Probes that succeeded: the model is back and traffic switches back to it.
+    SwitchBacks(ModelSlot),
+    /// Attempts that skipped a model because it was cooling down (zero attempts wasted).
+    Skipped(ModelSlot),
 }
 
 /// Index of a counter in [`CounterSet::names`].
@@ -135,6 +150,29 @@ impl CounterSet {
         for reason in BodySkip::ALL {
             names.push(format!("{PREFIX}.body_skipped;reason={}", reason.as_str()));
         }
+        for from in &labels {
+            for to in &labels {
+                for class in ErrorClass::ALL {
+                    names.push(format!(
+                        "{PREFIX}.fallbacks;model={from};to={to};class={}",
+                        class.as_str()
+                    ));
+                }
+            }
+        }
+        for model in &labels {
+            for class in ErrorClass::ALL {
+                names.push(format!(
+                    "{PREFIX}.cooldowns_opened;model={model};class={}",
+                    class.as_str()
+                ));
+            }
+        }
+        for family in ["probes", "switch_backs", "skipped_cooling"] {
+            for model in &labels {
+                names.push(format!("{PREFIX}.{family};model={model}"));
+            }
+        }
         Self { models, names }
     }
 
@@ -182,6 +220,9 @@ impl CounterSet {
         let base_stream = base_responses + per_model_class;
         let base_tokens = base_stream + per_model_class;
         let base_skipped = base_tokens + slots * Direction::ALL.len();
+        let base_fallbacks = base_skipped + BodySkip::ALL.len();
+        let base_cooldowns = base_fallbacks + slots * slots * classes;
+        let base_probes = base_cooldowns + per_model_class;
         CounterId(match counter {
             Counter::Requests(m) => m.0,
             Counter::Attempts(m) => slots + m.0,
@@ -191,6 +232,13 @@ impl CounterSet {
                 base_tokens + m.0 * Direction::ALL.len() + (d == Direction::Output) as usize
             }
             Counter::BodySkipped(reason) => base_skipped + reason.index(),
+            Counter::Fallbacks { from, to, class } => {
+                base_fallbacks + (from.0 * slots + to.0) * classes + class_index(class)
+            }
+            Counter::CooldownsOpened(m, c) => base_cooldowns + m.0 * classes + class_index(c),
+            Counter::Probes(m) => base_probes + m.0,
+            Counter::SwitchBacks(m) => base_probes + slots + m.0,
+            Counter::Skipped(m) => base_probes + 2 * slots + m.0,
         })
     }
 }
@@ -213,7 +261,10 @@ mod tests {
     use wasm_bindgen_test::wasm_bindgen_test;
 
     fn set() -> CounterSet {
-        let model = |name: &str| ModelConfig { name: name.into() };
+        let model = |name: &str| ModelConfig {
+            name: name.into(),
+            ..ModelConfig::default()
+        };
         CounterSet::new(&Config {
             models: vec![model("gpt-4.1"), model("mini")],
             ..Config::default()
@@ -260,6 +311,22 @@ mod tests {
             name(Counter::BodySkipped(BodySkip::Encoded)),
             "llm_fallback.body_skipped;reason=encoded"
         );
+        assert_eq!(
+            name(Counter::Fallbacks {
+                from: gpt,
+                to: mini,
+                class: ErrorClass::QuotaExhausted
+            }),
+            "llm_fallback.fallbacks;model=gpt-4.1;to=mini;class=quota_exhausted"
+        );
+        assert_eq!(
+            name(Counter::SwitchBacks(gpt)),
+            "llm_fallback.switch_backs;model=gpt-4.1"
+        );
+        assert_eq!(
+            name(Counter::Skipped(none)),
+            "llm_fallback.skipped_cooling;model=none"
+        );
         assert_eq!(s.label(other), OTHER_MODEL);
         assert_eq!(s.label(mini), "mini");
         assert_eq!(s.label(none), NO_MODEL);
@@ -282,6 +349,20 @@ mod tests {
         }
         for reason in BodySkip::ALL {
             ids.push(s.id(Counter::BodySkipped(reason)).0);
+        }
+        let models = [Some("gpt-4.1"), Some("mini"), Some("zz"), None].map(|m| s.slot(m));
+        for m in models {
+            for to in models {
+                for class in ErrorClass::ALL {
+                    ids.push(s.id(Counter::Fallbacks { from: m, to, class }).0);
+                }
+            }
+            for class in ErrorClass::ALL {
+                ids.push(s.id(Counter::CooldownsOpened(m, class)).0);
+            }
+            ids.push(s.id(Counter::Probes(m)).0);
+            ids.push(s.id(Counter::SwitchBacks(m)).0);
+            ids.push(s.id(Counter::Skipped(m)).0);
         }
         ids.sort_unstable();
         assert_eq!(ids, (0..s.names().len()).collect::<Vec<_>>());

@@ -48,11 +48,179 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 /// A model the operator configured.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelConfig {
     /// The model name as clients send it in the request's `model` field.
     pub name: String,
+    /// Its tier (one of `fallback.tiers`); `critical` requests never go to a lower tier.
+    #[serde(default)]
+    pub tier: Option<String>,
+    /// The name sent upstream, where it differs (a dated version, an Azure deployment).
+    #[serde(default)]
+    pub upstream_name: Option<String>,
+    /// The Envoy cluster that serves it (default: `fallback.default_cluster`).
+    #[serde(default)]
+    pub cluster: Option<String>,
+    /// Context window in tokens; requests estimated larger skip this model.
+    #[serde(default)]
+    pub context_window: Option<u64>,
+    /// Largest `max_tokens` it accepts.
+    #[serde(default)]
+    pub max_output_tokens: Option<u64>,
+    /// Whether it supports tool calling (default true).
+    #[serde(default = "yes")]
+    pub tools: bool,
+    /// Whether it supports structured output / JSON schema (default true).
+    #[serde(default = "yes")]
+    pub json_schema: bool,
+    /// Whether it accepts image input (default true).
+    #[serde(default = "yes")]
+    pub images: bool,
+    /// Drained: treated as unavailable, so traffic falls back (to rehearse a bad day).
+    #[serde(default)]
+    pub drain: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl ModelConfig {
+    /// The name to send upstream.
+    pub fn upstream(&self) -> &str {
+        self.upstream_name.as_deref().unwrap_or(&self.name)
+    }
+}
+
+/// What to do when `max_tokens` exceeds a fallback's output limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MaxTokensPolicy {
+    /// Lower `max_tokens` to the fallback's limit.
+    #[default]
+    Clamp,
+    /// Skip that fallback.
+    Skip,
+}
+
+/// How requests fall back between models.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FallbackConfig {
+    /// Tier names, strongest first.
+    #[serde(default = "default_tiers")]
+    pub tiers: Vec<String>,
+    /// Per requested model: the models to try after it, in order.
+    #[serde(default)]
+    pub chains: std::collections::BTreeMap<String, Vec<String>>,
+    /// Per task type (the `task_header` value): the whole chain, in order.
+    #[serde(default)]
+    pub tasks: std::collections::BTreeMap<String, Vec<String>>,
+    #[serde(default = "default_task_header")]
+    pub task_header: String,
+    #[serde(default = "default_priority_header")]
+    pub priority_header: String,
+    /// The cluster of models that name none; the client filter routes with `cluster_header`.
+    #[serde(default = "default_cluster")]
+    pub default_cluster: String,
+    /// The request header carrying the chosen cluster (the route's `cluster_header`).
+    #[serde(default = "default_cluster_header")]
+    pub cluster_header: String,
+    /// A rate limit asking for at most this wait is waited out on the same model.
+    #[serde(default = "default_max_wait_ms")]
+    pub max_wait_ms: u64,
+    /// Cooldown after a quota stop that states no reset time.
+    #[serde(default = "default_quota_cooldown_ms")]
+    pub quota_cooldown_ms: u64,
+    /// Cooldown after the model was reported missing or retired.
+    #[serde(default = "default_unavailable_cooldown_ms")]
+    pub unavailable_cooldown_ms: u64,
+    /// Consecutive overload/timeout failures that open a model's circuit.
+    #[serde(default = "default_failure_threshold")]
+    pub failure_threshold: u32,
+    /// Error rate (0..1) over `window_ms` that opens the circuit (with at least
+    /// `min_requests` attempts in the window).
+    #[serde(default = "default_error_rate")]
+    pub error_rate_threshold: f64,
+    #[serde(default = "default_window_ms")]
+    pub window_ms: u64,
+    #[serde(default = "default_min_requests")]
+    pub min_requests: u32,
+    /// First circuit cooldown; doubled on each re-open, with jitter, up to `max_cooldown_ms`.
+    #[serde(default = "default_base_cooldown_ms")]
+    pub base_cooldown_ms: u64,
+    #[serde(default = "default_max_cooldown_ms")]
+    pub max_cooldown_ms: u64,
+    #[serde(default)]
+    pub max_tokens: MaxTokensPolicy,
+}
+
+fn default_tiers() -> Vec<String> {
+    ["flagship", "general", "light"].map(String::from).to_vec()
+}
+fn default_task_header() -> String {
+    "x-llm-task".into()
+}
+fn default_priority_header() -> String {
+    "x-llm-priority".into()
+}
+fn default_cluster() -> String {
+    "llm".into()
+}
+fn default_cluster_header() -> String {
+    "x-llm-cluster".into()
+}
+fn default_max_wait_ms() -> u64 {
+    30_000
+}
+fn default_quota_cooldown_ms() -> u64 {
+    3_600_000
+}
+fn default_unavailable_cooldown_ms() -> u64 {
+    600_000
+}
+fn default_failure_threshold() -> u32 {
+    2
+}
+fn default_error_rate() -> f64 {
+    0.05
+}
+fn default_window_ms() -> u64 {
+    60_000
+}
+fn default_min_requests() -> u32 {
+    20
+}
+fn default_base_cooldown_ms() -> u64 {
+    10_000
+}
+fn default_max_cooldown_ms() -> u64 {
+    300_000
+}
+
+impl Default for FallbackConfig {
+    fn default() -> Self {
+        Self {
+            tiers: default_tiers(),
+            chains: Default::default(),
+            tasks: Default::default(),
+            task_header: default_task_header(),
+            priority_header: default_priority_header(),
+            default_cluster: default_cluster(),
+            cluster_header: default_cluster_header(),
+            max_wait_ms: default_max_wait_ms(),
+            quota_cooldown_ms: default_quota_cooldown_ms(),
+            unavailable_cooldown_ms: default_unavailable_cooldown_ms(),
+            failure_threshold: default_failure_threshold(),
+            error_rate_threshold: default_error_rate(),
+            window_ms: default_window_ms(),
+            min_requests: default_min_requests(),
+            base_cooldown_ms: default_base_cooldown_ms(),
+            max_cooldown_ms: default_max_cooldown_ms(),
+            max_tokens: MaxTokensPolicy::Clamp,
+        }
+    }
 }
 
 /// Default cap on the error-body bytes the classifier reads.
@@ -91,7 +259,7 @@ impl ClassifierConfig {
 }
 
 /// The validated plugin configuration.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// Models the filter knows. Stats carry these names as the `model` label; any other model
@@ -105,6 +273,8 @@ pub struct Config {
     pub status_path: Option<String>,
     #[serde(default)]
     pub classifier: ClassifierConfig,
+    #[serde(default)]
+    pub fallback: FallbackConfig,
 }
 
 impl Config {
@@ -174,9 +344,150 @@ impl Config {
                     format!("model `{}` is listed twice", model.name),
                 ));
             }
+            if let Some(tier) = &model.tier {
+                if !self.fallback.tiers.contains(tier) {
+                    return Err(ConfigError::new(
+                        format!("models[{i}].tier"),
+                        format!(
+                            "`{tier}` is not one of fallback.tiers {:?}",
+                            self.fallback.tiers
+                        ),
+                    ));
+                }
+            }
+            if let Some(upstream) = &model.upstream_name {
+                validate_model_name(upstream)
+                    .map_err(|m| ConfigError::new(format!("models[{i}].upstream_name"), m))?;
+            }
+            if let Some(cluster) = &model.cluster {
+                validate_cluster(cluster)
+                    .map_err(|m| ConfigError::new(format!("models[{i}].cluster"), m))?;
+            }
+            for (field, value) in [
+                ("context_window", model.context_window),
+                ("max_output_tokens", model.max_output_tokens),
+            ] {
+                if value == Some(0) {
+                    return Err(ConfigError::new(
+                        format!("models[{i}].{field}"),
+                        "must be greater than 0",
+                    ));
+                }
+            }
+        }
+        self.validate_fallback()
+    }
+
+    fn validate_fallback(&self) -> Result<(), ConfigError> {
+        let f = &self.fallback;
+        let known = |name: &str| self.models.iter().any(|m| m.name == name);
+        for (model, chain) in &f.chains {
+            let field = format!("fallback.chains.{model}");
+            if !known(model) {
+                return Err(ConfigError::new(
+                    field,
+                    format!("`{model}` is not in `models`"),
+                ));
+            }
+            validate_chain(chain, &field, &known)?;
+            if chain.contains(model) {
+                return Err(ConfigError::new(
+                    field,
+                    format!("`{model}` falls back to itself (a cycle)"),
+                ));
+            }
+        }
+        for (task, chain) in &f.tasks {
+            let field = format!("fallback.tasks.{task}");
+            if chain.is_empty() {
+                return Err(ConfigError::new(field, "must list at least one model"));
+            }
+            validate_chain(chain, &field, &known)?;
+        }
+        validate_cluster(&f.default_cluster)
+            .map_err(|m| ConfigError::new("fallback.default_cluster", m))?;
+        for (field, header) in [
+            ("fallback.task_header", &f.task_header),
+            ("fallback.priority_header", &f.priority_header),
+            ("fallback.cluster_header", &f.cluster_header),
+        ] {
+            let ok = !header.is_empty()
+                && header
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+            if !ok {
+                return Err(ConfigError::new(
+                    field,
+                    format!("`{header}` must be a lowercase header name"),
+                ));
+            }
+        }
+        if f.tiers.is_empty() {
+            return Err(ConfigError::new("fallback.tiers", "must not be empty"));
+        }
+        if f.failure_threshold == 0 {
+            return Err(ConfigError::new(
+                "fallback.failure_threshold",
+                "must be at least 1",
+            ));
+        }
+        if !(f.error_rate_threshold > 0.0 && f.error_rate_threshold <= 1.0) {
+            return Err(ConfigError::new(
+                "fallback.error_rate_threshold",
+                format!("{} is not in (0, 1]", f.error_rate_threshold),
+            ));
+        }
+        if f.window_ms == 0 {
+            return Err(ConfigError::new(
+                "fallback.window_ms",
+                "must be greater than 0",
+            ));
+        }
+        if f.base_cooldown_ms == 0 || f.base_cooldown_ms > f.max_cooldown_ms {
+            return Err(ConfigError::new(
+                "fallback.base_cooldown_ms",
+                format!(
+                    "{} must be > 0 and at most max_cooldown_ms ({})",
+                    f.base_cooldown_ms, f.max_cooldown_ms
+                ),
+            ));
         }
         Ok(())
     }
+
+    /// The configured model of that name.
+    pub fn model(&self, name: &str) -> Option<&ModelConfig> {
+        self.models.iter().find(|m| m.name == name)
+    }
+}
+
+fn validate_chain(
+    chain: &[String],
+    field: &str,
+    known: &dyn Fn(&str) -> bool,
+) -> Result<(), ConfigError> {
+    for (j, name) in chain.iter().enumerate() {
+        if !known(name) {
+            return Err(ConfigError::new(
+                format!("{field}[{j}]"),
+                format!("`{name}` is not in `models`"),
+            ));
+        }
+        if chain.iter().take(j).any(|n| n == name) {
+            return Err(ConfigError::new(
+                format!("{field}[{j}]"),
+                format!("`{name}` appears twice (a cycle)"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn validate_cluster(name: &str) -> Result<(), String> {
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_graphic()) {
+        return Err(format!("`{name}` is not a valid Envoy cluster name"));
+    }
+    Ok(())
 }
 
 /// Model names become stat labels and header values, so they are kept to the characters real
@@ -250,6 +561,31 @@ mod tests {
             e.contains("models[0]") && e.contains("unknown field `teir`"),
             "{e}"
         );
+        let models = json!([{"name": "a", "tier": "flagship"}, {"name": "b"}]);
+        let e = error(json!({"models": models, "fallback": {"chains": {"a": ["b", "zz"]}}}));
+        assert!(
+            e.contains("field `fallback.chains.a[1]`: `zz` is not in `models`"),
+            "{e}"
+        );
+        let e = error(json!({"models": models, "fallback": {"chains": {"a": ["b", "a"]}}}));
+        assert!(
+            e.contains("fallback.chains.a") && e.contains("cycle"),
+            "{e}"
+        );
+        let e = error(json!({"models": models, "fallback": {"tasks": {"code": []}}}));
+        assert!(e.contains("field `fallback.tasks.code`"), "{e}");
+        let e = error(json!({"models": [{"name": "a", "tier": "gold"}]}));
+        assert!(e.contains("field `models[0].tier`"), "{e}");
+        let e = error(json!({"fallback": {"base_cooldown_ms": 10, "max_cooldown_ms": 5}}));
+        assert!(e.contains("field `fallback.base_cooldown_ms`"), "{e}");
+        let e = error(json!({"fallback": {"error_rate_threshold": 1.5}}));
+        assert!(e.contains("field `fallback.error_rate_threshold`"), "{e}");
+        let e = error(json!({"fallback": {"failure_threshold": 0}}));
+        assert!(e.contains("field `fallback.failure_threshold`"), "{e}");
+        let e = error(json!({"models": [{"name": "a", "context_window": 0}]}));
+        assert!(e.contains("field `models[0].context_window`"), "{e}");
+        let e = error(json!({"models": [{"name": "a", "cluster": "bad cluster"}]}));
+        assert!(e.contains("field `models[0].cluster`"), "{e}");
         let e = error(json!({"classifier": {"rules": [{"name": "x", "class": "slow"}]}}));
         assert!(e.contains("field `classifier.rules[0].class`"), "{e}");
         let e = error(json!({"classifier": {"rules": [{"name": "x", "class": "auth"}]}}));

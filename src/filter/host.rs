@@ -157,3 +157,21 @@ pub fn now_unix_ms() -> u64 {
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
+
+/// Removes a header.
+pub fn remove_header(map: MapType, name: &str) {
+    if let Err(status) = hostcalls::set_map_value(map, name, None) {
+        debug_failure("remove header", status);
+    }
+}
+
+/// Replaces a whole body buffer of `size` bytes with `value`.
+pub fn set_body(kind: BufferType, size: usize, value: &[u8]) -> bool {
+    match hostcalls::set_buffer(kind, 0, size, value) {
+        Ok(()) => true,
+        Err(status) => {
+            debug_failure("set_buffer", status);
+            false
+        }
+    }
+}

@@ -1,21 +1,29 @@
-//! Per-request work: read the request's model as the body streams by, read the answer, count.
+//! Per-request work in both positions.
 //!
-//! Requests are never buffered or changed: the body is read chunk by chunk (a copy of each chunk,
-//! which the host API requires to look at it). Answers: 2xx pass untouched and unbuffered (a
-//! stream is only observed for error events and usage); an error answer's headers are held while
-//! at most `classifier.max_body_bytes` of its body are read, then the headers saying what it was
-//! are added and everything flows on unchanged.
+//! Client position (HTTP connection manager): reads the request's model, picks the first
+//! healthy model of its chain and the cluster that serves it, answers the status path, judges
+//! Envoy's own local replies, and writes the headers that explain the outcome.
+//!
+//! Upstream position (inside the router's retry loop): rewrites the `model` field for this
+//! attempt, judges the upstream's answer (error answers: headers held while at most
+//! `classifier.max_body_bytes` of the body are read; 2xx: untouched and unbuffered, streams only
+//! observed), updates the model's health, and marks the answer for retry when another attempt
+//! can help, saying which model the next attempt must ask.
 
-use super::{host, Plugin, Role};
+use super::{fallback, host, requests, Plugin, Role};
 use crate::classify::{classify_with, Answer, ErrorClass, Verdict};
 use crate::model_field::{ModelScanner, Skip};
-use crate::sse::Usage;
-use crate::sse::{SseFinding, SseScanner};
+use crate::sse::{SseFinding, SseScanner, Usage};
 use crate::stats::{BodySkip, Counter, Direction, ModelSlot};
 use crate::usage::UsageTail;
 use proxy_wasm::traits::{Context, HttpContext};
 use proxy_wasm::types::{Action, BufferType, MapType};
 use std::rc::Rc;
+
+/// Response header the upstream filter sets to have the router retry (`retriable_headers`).
+pub const RETRY_MARKER: &str = "x-llm-retry";
+/// Seconds to wait before that retry (`rate_limited_retry_back_off.reset_headers`).
+pub const RETRY_AFTER_MARKER: &str = "x-llm-retry-after-s";
 
 /// What the filter is doing with the answer.
 enum Response {
@@ -30,12 +38,21 @@ enum Response {
 }
 
 pub struct Stream {
-    plugin: Option<Rc<Plugin>>,
+    pub(super) plugin: Option<Rc<Plugin>>,
     /// The scanner while the request body is still being read; `None` once counted.
     scanner: Option<ModelScanner>,
-    /// The request's model label slot, once known.
-    slot: Option<ModelSlot>,
+    /// The request's (or attempt's) model label slot, once known.
+    pub(super) slot: Option<ModelSlot>,
     response: Response,
+    /// `x-request-id`, when this request takes part in fallback.
+    pub(super) request_id: Option<String>,
+    /// Whether the request headers are held until the body has been read (fallback mode).
+    holding_request: bool,
+    /// Upstream position: the model this attempt asks, and the request body it sent.
+    pub(super) attempt_model: Option<String>,
+    pub(super) attempt_body: Vec<u8>,
+    /// Upstream position: whether an answer (or its absence) was already judged.
+    pub(super) answered: bool,
 }
 
 impl Stream {
@@ -45,10 +62,15 @@ impl Stream {
             scanner: Some(ModelScanner::new()),
             slot: None,
             response: Response::Idle,
+            request_id: None,
+            holding_request: false,
+            attempt_model: None,
+            attempt_body: Vec::new(),
+            answered: false,
         }
     }
 
-    fn slot(&self) -> ModelSlot {
+    pub(super) fn slot(&self) -> ModelSlot {
         match (&self.plugin, self.slot) {
             (_, Some(slot)) => slot,
             (Some(plugin), None) => plugin.metrics.set.slot(None),
@@ -56,9 +78,8 @@ impl Stream {
         }
     }
 
-    /// Counts this request (or attempt) for `model`; a `skip` says why it is unknown. Callers
-    /// take `self.scanner` first, which marks the request as counted.
-    fn count_request(&mut self, model: Option<&str>, skip: Option<BodySkip>) {
+    /// Counts this request (or attempt) for `model`; a `skip` says why it is unknown.
+    pub(super) fn count_request(&mut self, model: Option<&str>, skip: Option<BodySkip>) {
         let Some(plugin) = &self.plugin else { return };
         let metrics = &plugin.metrics;
         let slot = metrics.set.slot(model);
@@ -102,8 +123,8 @@ impl Stream {
     }
 
     /// Classifies an answer, counts it, and says what it was in the response headers.
-    fn judge(&self, status: u16, body: &[u8], code_details: Option<&str>) {
-        let Some(plugin) = &self.plugin else { return };
+    fn judge(&self, status: u16, body: &[u8], code_details: Option<&str>) -> Option<Verdict> {
+        let plugin = self.plugin.as_ref()?;
         let owned = host::headers(MapType::HttpResponseHeaders);
         let headers: Vec<(&str, &str)> = owned
             .iter()
@@ -136,6 +157,7 @@ impl Stream {
                 .map_or(String::new(), |ms| format!(", retry after {ms} ms"))
         );
         annotate(&verdict);
+        Some(verdict)
     }
 
     fn observe_stream(&mut self, chunk: &[u8], end: bool) {
@@ -194,7 +216,11 @@ impl Stream {
     /// Ends whatever the answer was being observed for (end of body, or trailers).
     fn finish_response(&mut self) {
         match std::mem::replace(&mut self.response, Response::Idle) {
-            Response::Holding { status, body } => self.judge(status, &body, None),
+            Response::Holding { status, body } => {
+                if let Some(verdict) = self.judge(status, &body, None) {
+                    self.after_answer(&verdict, true);
+                }
+            }
             Response::Stream(scanner) => {
                 self.response = Response::Stream(scanner);
                 self.observe_stream(&[], true);
@@ -209,6 +235,119 @@ impl Stream {
         self.plugin
             .as_ref()
             .map_or(0, |p| p.config.classifier.max_body_bytes)
+    }
+
+    /// Whether this plugin routes between models (any model configured).
+    fn fallback_enabled(&self) -> bool {
+        self.plugin
+            .as_ref()
+            .is_some_and(|p| !p.config.models.is_empty())
+    }
+
+    /// Reads the streaming request body for its model, without holding anything.
+    fn scan_request_chunk(&mut self, body_size: usize, end_of_stream: bool) {
+        let Some(mut scanner) = self.scanner.take() else {
+            return;
+        };
+        if let Some(chunk) = host::buffer(BufferType::HttpRequestBody, 0, body_size) {
+            scanner.feed(&chunk);
+        }
+        // Scan to the end even once the model is known: a second top-level `model` makes the
+        // body ambiguous (parsers disagree on which wins), and it must be counted as such.
+        if scanner.is_invalid() {
+            self.count_request(None, Some(BodySkip::Scan(Skip::NotJson)));
+        } else if end_of_stream {
+            match scanner.finish() {
+                Ok(field) => self.count_request(Some(&field.value), None),
+                Err(skip) => self.count_request(None, Some(BodySkip::Scan(skip))),
+            }
+        } else {
+            self.scanner = Some(scanner);
+        }
+    }
+
+    /// Client position, whole body read: count, choose the first model and its cluster.
+    fn client_body_complete(&mut self, body: &[u8]) -> Action {
+        self.scanner = None;
+        let field = crate::model_field::find_model(body);
+        match &field {
+            Ok(field) => self.count_request(Some(&field.value), None),
+            Err(skip) => self.count_request(None, Some(BodySkip::Scan(*skip))),
+        }
+        let Some(plugin) = self.plugin.clone() else {
+            return Action::Continue;
+        };
+        let mut cluster = plugin.config.fallback.default_cluster.clone();
+        if let (Ok(field), Some(id)) = (&field, self.request_id.clone()) {
+            match fallback::start(&plugin, &id, &field.value, body) {
+                fallback::Start::Route { cluster: c } => cluster = c,
+                fallback::Start::Refuse => return Action::Pause,
+                fallback::Start::Unmanaged => {}
+            }
+        }
+        host::set_header(
+            MapType::HttpRequestHeaders,
+            &plugin.config.fallback.cluster_header,
+            &cluster,
+        );
+        Action::Continue
+    }
+
+    /// Upstream position, whole body read: ask this attempt's model.
+    fn upstream_body_complete(&mut self, body: Vec<u8>, body_size: usize) {
+        self.scanner = None;
+        let Some(plugin) = self.plugin.clone() else {
+            return;
+        };
+        let Some(id) = self.request_id.clone() else {
+            return;
+        };
+        let field = crate::model_field::find_model(&body);
+        let target = requests::with(&id, |state| {
+            state.tried.push(state.next.clone());
+            state.next.clone()
+        });
+        let (Ok(field), Some(target)) = (field, target) else {
+            self.count_request(None, None);
+            return;
+        };
+        let upstream_name = plugin
+            .config
+            .model(&target)
+            .map_or(target.as_str(), |m| m.upstream());
+        if field.value != upstream_name {
+            let rewritten = crate::model_field::rewrite(&body, &field, upstream_name);
+            if host::set_body(BufferType::HttpRequestBody, body_size, &rewritten) {
+                host::set_header(
+                    MapType::HttpRequestHeaders,
+                    "content-length",
+                    &rewritten.len().to_string(),
+                );
+                log::debug!("attempt asks {target} (sent as {upstream_name})");
+            }
+        }
+        self.count_request(Some(&target), None);
+        self.attempt_model = Some(target);
+        self.attempt_body = body;
+    }
+
+    /// Upstream position: after judging an answer, update health and decide the next attempt.
+    fn after_answer(&mut self, verdict: &Verdict, answer_headers: bool) {
+        self.answered = true;
+        if let (Some(plugin), Some(id), Some(model)) = (
+            self.plugin.clone(),
+            self.request_id.clone(),
+            self.attempt_model.clone(),
+        ) {
+            fallback::after_answer(
+                &plugin,
+                &id,
+                &model,
+                verdict,
+                &self.attempt_body,
+                answer_headers,
+            );
+        }
     }
 }
 
@@ -227,7 +366,7 @@ fn annotate(verdict: &Verdict) {
 }
 
 /// Header values must be visible ASCII; reasons can quote non-ASCII messages.
-fn header_safe(text: &str) -> String {
+pub(super) fn header_safe(text: &str) -> String {
     text.chars()
         .map(|c| {
             if c.is_ascii_graphic() || c == ' ' {
@@ -247,51 +386,127 @@ impl Context for Stream {
             let model = scanner.found().map(|f| f.value.clone());
             self.count_request(model.as_deref(), None);
         }
+        let Some(plugin) = self.plugin.clone() else {
+            return true;
+        };
+        match plugin.role {
+            Role::Client => {
+                if let Some(id) = &self.request_id {
+                    requests::remove(id);
+                }
+            }
+            Role::Upstream => {
+                // No answer at all: a per-try timeout or a reset. It counts against the model,
+                // and the next attempt (if Envoy makes one) asks whatever that decides.
+                if !self.answered && self.attempt_model.is_some() {
+                    let verdict = Verdict {
+                        class: ErrorClass::Timeout,
+                        retry_after_ms: None,
+                        reason: "no answer (per-try timeout or reset)".into(),
+                    };
+                    plugin
+                        .metrics
+                        .increment(Counter::Responses(self.slot(), ErrorClass::Timeout));
+                    self.after_answer(&verdict, false);
+                }
+            }
+        }
         true
     }
 }
 
 impl HttpContext for Stream {
     fn on_http_request_headers(&mut self, _num_headers: usize, end_of_stream: bool) -> Action {
-        if self.plugin.is_none() {
+        let Some(plugin) = self.plugin.clone() else {
             self.scanner = None;
             return Action::Continue;
-        }
+        };
         if self.serve_status() {
             self.scanner = None;
             return Action::Pause;
         }
+        let fallback = self.fallback_enabled();
+        if fallback {
+            self.request_id = host::header(MapType::HttpRequestHeaders, "x-request-id")
+                .and_then(|v| String::from_utf8(v).ok());
+        }
         if end_of_stream {
             self.scanner = None;
             self.count_request(None, None);
+            if fallback && plugin.role == Role::Client {
+                host::set_header(
+                    MapType::HttpRequestHeaders,
+                    &plugin.config.fallback.cluster_header,
+                    &plugin.config.fallback.default_cluster,
+                );
+            }
             return Action::Continue;
         }
         let encoding = host::header(MapType::HttpRequestHeaders, "content-encoding");
         if encoding.is_some_and(|e| !e.eq_ignore_ascii_case(b"identity")) {
             self.scanner = None;
             self.count_request(None, Some(BodySkip::Encoded));
+            if fallback && plugin.role == Role::Client {
+                host::set_header(
+                    MapType::HttpRequestHeaders,
+                    &plugin.config.fallback.cluster_header,
+                    &plugin.config.fallback.default_cluster,
+                );
+            }
+            return Action::Continue;
+        }
+        let managed = match plugin.role {
+            Role::Client => fallback && self.request_id.is_some(),
+            Role::Upstream => self
+                .request_id
+                .as_deref()
+                .is_some_and(|id| requests::with(id, |_| ()).is_some()),
+        };
+        if managed {
+            // Hold the headers until the body is read: the client filter picks the cluster
+            // from the model, the upstream filter may rewrite the body (and content-length).
+            self.holding_request = true;
+            return Action::Pause;
         }
         Action::Continue
     }
 
     fn on_http_request_body(&mut self, body_size: usize, end_of_stream: bool) -> Action {
-        let Some(mut scanner) = self.scanner.take() else {
+        if !self.holding_request {
+            self.scan_request_chunk(body_size, end_of_stream);
             return Action::Continue;
-        };
-        if let Some(chunk) = host::buffer(BufferType::HttpRequestBody, 0, body_size) {
-            scanner.feed(&chunk);
         }
-        // Scan to the end even once the model is known: a second top-level `model` makes the
-        // body ambiguous (parsers disagree on which wins), and it must be counted as such.
-        if scanner.is_invalid() {
-            self.count_request(None, Some(BodySkip::Scan(Skip::NotJson)));
-        } else if end_of_stream {
-            match scanner.finish() {
-                Ok(field) => self.count_request(Some(&field.value), None),
-                Err(skip) => self.count_request(None, Some(BodySkip::Scan(skip))),
+        if !end_of_stream {
+            // Envoy buffers the body until the end (the router buffers it for retries anyway).
+            return Action::Pause;
+        }
+        self.holding_request = false;
+        let body = host::buffer(BufferType::HttpRequestBody, 0, body_size).unwrap_or_default();
+        match self.plugin.as_ref().map(|p| p.role) {
+            Some(Role::Client) => self.client_body_complete(&body),
+            Some(Role::Upstream) => {
+                self.upstream_body_complete(body, body_size);
+                Action::Continue
             }
-        } else {
-            self.scanner = Some(scanner);
+            None => Action::Continue,
+        }
+    }
+
+    fn on_http_request_trailers(&mut self, _num_trailers: usize) -> Action {
+        if self.holding_request {
+            // A body with trailers: its end is signalled here, not by the body callback.
+            self.holding_request = false;
+            let size = usize::MAX >> 1;
+            let body = host::buffer(BufferType::HttpRequestBody, 0, size).unwrap_or_default();
+            let len = body.len();
+            return match self.plugin.as_ref().map(|p| p.role) {
+                Some(Role::Client) => self.client_body_complete(&body),
+                Some(Role::Upstream) => {
+                    self.upstream_body_complete(body, len);
+                    Action::Continue
+                }
+                None => Action::Continue,
+            };
         }
         Action::Continue
     }
@@ -311,12 +526,19 @@ impl HttpContext for Stream {
             if let Some(details) = details.filter(|d| d != "via_upstream" && status >= 400) {
                 self.judge(status, b"", Some(&details));
             }
+            if let Some(id) = self.request_id.clone() {
+                fallback::explain(&plugin, &id, status);
+            }
             return Action::Continue;
         }
         if (200..300).contains(&status) {
             plugin
                 .metrics
                 .increment(Counter::Responses(self.slot(), ErrorClass::Ok));
+            self.answered = true;
+            if let (Some(id), Some(model)) = (&self.request_id, &self.attempt_model) {
+                fallback::succeeded(&plugin, id, model);
+            }
             let content_type = host::header(MapType::HttpResponseHeaders, "content-type")
                 .unwrap_or_default()
                 .to_ascii_lowercase();
@@ -330,7 +552,9 @@ impl HttpContext for Stream {
             return Action::Continue;
         }
         if end_of_stream {
-            self.judge(status, b"", None);
+            if let Some(verdict) = self.judge(status, b"", None) {
+                self.after_answer(&verdict, true);
+            }
             return Action::Continue;
         }
         self.response = Response::Holding {

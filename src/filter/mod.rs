@@ -7,9 +7,12 @@
 //!
 //! Both use the same `vm_id`, so they share one VM per worker and the same shared data.
 
+mod fallback;
+mod health_store;
 mod host;
 mod http;
 mod metrics;
+mod requests;
 
 use crate::classify::rules::Rules;
 use crate::config::Config;
@@ -84,6 +87,9 @@ impl RootContext for Root {
             }
         };
         let metrics = Metrics::new(&config);
+        for model in &config.models {
+            health_store::init(&model.name);
+        }
         host::log(
             LogLevel::Info,
             &format!(

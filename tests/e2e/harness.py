@@ -87,7 +87,7 @@ def render_config(text: str, *, listener: int, admin: int, upstreams: dict[int, 
     for shipped, actual in upstreams.items():
         out = out.replace(f"port_value: {shipped}}}", f"port_value: {actual}}}")
     out = out.replace("filename: target/wasm32-wasip1/release/llm_fallback.wasm", f"filename: {wasm}")
-    for port in [listener, admin, *upstreams.values()]:
+    for port in {listener, admin, *upstreams.values()}:
         if f"port_value: {port}" not in out:
             raise ValueError(f"port {port} was not substituted: the shipped config changed shape")
     return out
@@ -101,13 +101,17 @@ class Envoy:
         workdir: Path,
         upstream_port: int,
         config_path: Path = SHIPPED_CONFIG,
+        second_upstream_port: int | None = None,
         edit: Callable[[str], str] | None = None,
         concurrency: int = 2,
     ):
         self.port = free_port()
         self.admin_port = free_port()
         text = render_config(
-            config_path.read_text(), listener=self.port, admin=self.admin_port, upstreams={8080: upstream_port}
+            config_path.read_text(),
+            listener=self.port,
+            admin=self.admin_port,
+            upstreams={8080: upstream_port, 8081: second_upstream_port or upstream_port},
         )
         if edit is not None:
             text = edit(text)
@@ -174,7 +178,7 @@ class Envoy:
 def validate_config(text: str) -> subprocess.CompletedProcess:
     """Runs `envoy --mode validate` on a config text (ports are irrelevant in validate mode)."""
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
-        f.write(render_config(text, listener=free_port(), admin=free_port(), upstreams={8080: free_port()}))
+        f.write(render_config(text, listener=free_port(), admin=free_port(), upstreams={8080: free_port(), 8081: free_port()}))
         path = f.name
     try:
         return subprocess.run(

@@ -151,7 +151,8 @@ def test_bad_configuration_refuses_to_start_naming_the_field():
     text = SHIPPED_CONFIG.read_text()
     cases = [
         (text.replace("status_path:", "status_pth:"), "unknown field `status_pth`"),
-        (text.replace("- name: gpt-4o-mini", "- name: 'gpt 4o mini'"), "field `models[1].name`"),
+        (text.replace("{name: llama-3.1-8b,", "{name: 'llama 3.1',"), "field `models[1].name`"),
+        (text.replace("gpt-4o-mini: [llama-3.1-8b]", "gpt-4o-mini: [llama-9]"), "field `fallback.chains.gpt-4o-mini[0]`"),
         (text.replace("root_id: upstream", "root_id: upstrem"), "field `root_id`"),
     ]
     for config, message in cases:

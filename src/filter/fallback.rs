@@ -1,0 +1,387 @@
+//! Fallback glue: reads health and request state, asks the pure planner, writes the outcome.
+
+use super::http::{header_safe, RETRY_AFTER_MARKER, RETRY_MARKER};
+use super::{health_store, host, requests, Plugin};
+use crate::classify::{ErrorClass, Verdict};
+use crate::config::ModelConfig;
+use crate::health::Admission;
+use crate::plan::{self, Features, Next, Priority};
+use crate::stats::Counter;
+use proxy_wasm::types::MapType;
+
+/// What the client filter does with a request.
+pub enum Start {
+    /// Route to this cluster (the first model's).
+    Route { cluster: String },
+    /// Refused locally (a batch request whose model is cooling down).
+    Refuse,
+    /// Not a configured model: pass through.
+    Unmanaged,
+}
+
+/// A cheap pseudo-random number for cooldown jitter (no randomness source in the VM).
+fn jitter(seed: &str, now: u64) -> u64 {
+    seed.bytes().fold(now ^ 0x9e37_79b9_7f4a_7c15, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn request_header(name: &str) -> Option<String> {
+    host::header(MapType::HttpRequestHeaders, name).and_then(|v| String::from_utf8(v).ok())
+}
+
+/// Client position: picks the first model of the request's chain that can serve now.
+pub fn start(plugin: &Plugin, id: &str, requested: &str, body: &[u8]) -> Start {
+    let config = &plugin.config;
+    let Some(primary) = config.model(requested) else {
+        return Start::Unmanaged;
+    };
+    let task = request_header(&config.fallback.task_header);
+    let priority =
+        Priority::from_header(request_header(&config.fallback.priority_header).as_deref());
+    let mut chain = plan::chain(config, requested, task.as_deref());
+    if priority == Priority::Batch {
+        chain.truncate(1);
+    }
+    let now = host::now_unix_ms();
+    let mut features: Option<Features> = None;
+    let mut chosen: Option<(&ModelConfig, bool)> = None;
+    let mut soonest: Option<u64> = None;
+    for (i, candidate) in chain.iter().enumerate() {
+        if i > 0 && features.is_none() {
+            features = Some(Features::of_body(body));
+        }
+        if let Err(pass) = plan::fits(config, candidate, primary, priority, features.as_ref()) {
+            log::debug!("request {id}: {} passed over ({pass:?})", candidate.name);
+            continue;
+        }
+        let slot = plugin.metrics.set.slot(Some(&candidate.name));
+        match health_store::read(&candidate.name).admission(now) {
+            Admission::Healthy => {
+                chosen = Some((candidate, false));
+                break;
+            }
+            Admission::Probe => {
+                let (_, won) = health_store::update(&candidate.name, |h| {
+                    if h.admission(now) != Admission::Probe {
+                        return false;
+                    }
+                    h.take_probe(now);
+                    true
+                });
+                if won {
+                    plugin.metrics.increment(Counter::Probes(slot));
+                    log::info!(
+                        "request {id}: probing {} after its cooldown",
+                        candidate.name
+                    );
+                    chosen = Some((candidate, true));
+                    break;
+                }
+                plugin.metrics.increment(Counter::Skipped(slot));
+            }
+            Admission::Cooling { until_ms } => {
+                plugin.metrics.increment(Counter::Skipped(slot));
+                soonest = Some(soonest.map_or(until_ms, |s| s.min(until_ms)));
+                log::debug!(
+                    "request {id}: {} is cooling down for {} ms more",
+                    candidate.name,
+                    until_ms.saturating_sub(now)
+                );
+            }
+        }
+    }
+    let (model, probe) = match chosen {
+        Some(choice) => choice,
+        None if priority == Priority::Batch => {
+            let wait_s = soonest.map_or(1, |s| s.saturating_sub(now).div_ceil(1000).max(1));
+            log::info!("request {id}: batch request refused, {requested} is cooling down");
+            let body = format!(
+                r#"{{"error":{{"type":"model_cooling_down","message":"{requested} is cooling down; retry after {wait_s} s (batch requests never fall back)"}}}}"#
+            );
+            host::send_response(
+                503,
+                vec![
+                    ("content-type", "application/json"),
+                    ("retry-after", &wait_s.to_string()),
+                    ("x-llm-error-class", "overloaded"),
+                    ("x-llm-error-reason", "batch request, model cooling down"),
+                ],
+                body.as_bytes(),
+            );
+            return Start::Refuse;
+        }
+        None => {
+            // Everything is cooling down: asking the requested model beats refusing outright.
+            log::warn!(
+                "request {id}: every model of the chain is cooling down; asking {requested}"
+            );
+            (primary, false)
+        }
+    };
+    if model.name != requested {
+        log::info!(
+            "request {id}: {requested} is cooling down, starting with {}",
+            model.name
+        );
+    }
+    let cluster = model
+        .cluster
+        .clone()
+        .unwrap_or_else(|| config.fallback.default_cluster.clone());
+    requests::insert(
+        id,
+        requests::RequestState {
+            requested: requested.to_owned(),
+            task,
+            priority,
+            cluster: cluster.clone(),
+            next: model.name.clone(),
+            tried: Vec::new(),
+            served: None,
+            fallback_reason: None,
+            probe,
+            features,
+            retry_after_ms: None,
+        },
+    );
+    Start::Route { cluster }
+}
+
+/// Upstream position: a 2xx answer from `model`.
+pub fn succeeded(plugin: &Plugin, id: &str, model: &str) {
+    let probe = requests::with(id, |s| {
+        s.served = Some(model.to_owned());
+        std::mem::take(&mut s.probe)
+    })
+    .unwrap_or(false);
+    if health_store::read(model).is_clean() {
+        return;
+    }
+    let (_, wrote) = health_store::update(model, |h| {
+        if h.is_clean() {
+            return false;
+        }
+        h.on_success();
+        true
+    });
+    if wrote {
+        let slot = plugin.metrics.set.slot(Some(model));
+        if probe {
+            plugin.metrics.increment(Counter::SwitchBacks(slot));
+        }
+        log::info!("{model} answered again: circuit closed, traffic switches back to it");
+    }
+}
+
+/// Upstream position: after a failed answer from `model`, updates its health and decides the
+/// next attempt. `answer_headers` is false when there is no answer to mark (a per-try timeout
+/// or a reset, seen only when the attempt ends): the SDK panics on header calls outside a
+/// header phase, so then only the state for the next attempt is written.
+pub fn after_answer(
+    plugin: &Plugin,
+    id: &str,
+    model: &str,
+    verdict: &Verdict,
+    body: &[u8],
+    answer_headers: bool,
+) {
+    if verdict.class == ErrorClass::Ok {
+        succeeded(plugin, id, model);
+        return;
+    }
+    let config = &plugin.config;
+    let Some(current) = config.model(model) else {
+        return;
+    };
+    let now = host::now_unix_ms();
+    let seed = jitter(id, now);
+    let mut opened = None;
+    health_store::update(model, |h| {
+        let before = *h;
+        opened = h.on_failure(
+            verdict.class,
+            verdict.retry_after_ms,
+            now,
+            &config.fallback,
+            seed,
+        );
+        *h != before
+    });
+    let slot = plugin.metrics.set.slot(Some(model));
+    if let Some(until) = opened {
+        plugin
+            .metrics
+            .increment(Counter::CooldownsOpened(slot, verdict.class));
+        log::warn!(
+            "{model} cooling down for {} ms after {}",
+            until.saturating_sub(now),
+            verdict.class.as_str()
+        );
+    }
+    let decision = requests::with(id, |state| {
+        if state.features.is_none() {
+            state.features = Some(Features::of_body(body));
+        }
+        let chain: Vec<&ModelConfig> = plan::chain(config, &state.requested, state.task.as_deref())
+            .into_iter()
+            .filter(|m| {
+                // Attempts stay on the cluster the request was routed to.
+                m.cluster
+                    .as_deref()
+                    .unwrap_or(&config.fallback.default_cluster)
+                    == state.cluster
+            })
+            .collect();
+        let admission = |m: &ModelConfig| health_store::read(&m.name).admission(now);
+        let next = plan::after_failure(
+            config,
+            &chain,
+            current,
+            &state.tried,
+            verdict,
+            opened.is_some(),
+            state.priority,
+            state.features.as_ref(),
+            &admission,
+        );
+        // A fallback on another cluster cannot be asked inside this request (Envoy retries
+        // stay on the routed cluster); the client's next request will be routed to it.
+        let elsewhere = match next {
+            Next::Stop => {
+                let all = plan::chain(config, &state.requested, state.task.as_deref());
+                match plan::after_failure(
+                    config,
+                    &all,
+                    current,
+                    &state.tried,
+                    verdict,
+                    opened.is_some(),
+                    state.priority,
+                    state.features.as_ref(),
+                    &admission,
+                ) {
+                    Next::Switch(to) => Some(to),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        match &next {
+            Next::Retry => state.next = model.to_owned(),
+            Next::Switch(to) => {
+                state.next = to.clone();
+                state.fallback_reason.get_or_insert(verdict.class);
+            }
+            Next::Stop => {
+                if state.priority == Priority::Batch {
+                    state.retry_after_ms = verdict
+                        .retry_after_ms
+                        .or_else(|| opened.map(|until| until.saturating_sub(now)));
+                }
+            }
+        }
+        (next, state.tried.len(), elsewhere)
+    });
+    let Some((next, attempt, elsewhere)) = decision else {
+        return;
+    };
+    let headers = MapType::HttpResponseHeaders;
+    if !answer_headers {
+        log::info!(
+            "attempt {attempt}: {model} gave no answer ({}); next attempt, if any: {next:?}",
+            verdict.reason
+        );
+        return;
+    }
+    match next {
+        Next::Stop => match elsewhere {
+            Some(to) => {
+                host::set_header(headers, "x-should-retry", "true");
+                host::set_header(headers, "x-llm-fallback-next", &to);
+                log::info!(
+                    "attempt {attempt}: {model} answered {}; {to} serves on another cluster, \
+                     the client's retry will be routed there",
+                    verdict.class.as_str()
+                );
+            }
+            None => log::info!(
+                "attempt {attempt}: {model} answered {} ({}); no other attempt can help",
+                verdict.class.as_str(),
+                header_safe(&verdict.reason)
+            ),
+        },
+        Next::Retry => {
+            host::set_header(headers, RETRY_MARKER, "true");
+            if let Some(wait) = verdict.retry_after_ms {
+                host::set_header(
+                    headers,
+                    RETRY_AFTER_MARKER,
+                    &wait.div_ceil(1000).to_string(),
+                );
+            }
+            log::info!(
+                "attempt {attempt}: {model} answered {}; retrying it{}",
+                verdict.class.as_str(),
+                verdict
+                    .retry_after_ms
+                    .map_or(String::new(), |w| format!(" after {w} ms"))
+            );
+        }
+        Next::Switch(to) => {
+            host::set_header(headers, RETRY_MARKER, "true");
+            let to_slot = plugin.metrics.set.slot(Some(&to));
+            plugin.metrics.increment(Counter::Fallbacks {
+                from: slot,
+                to: to_slot,
+                class: verdict.class,
+            });
+            log::info!(
+                "attempt {attempt}: {model} answered {}; falling back to {to}",
+                verdict.class.as_str()
+            );
+        }
+    }
+}
+
+/// Client position: the final answer's headers say which model served and why.
+pub fn explain(plugin: &Plugin, id: &str, status: u16) {
+    let headers = MapType::HttpResponseHeaders;
+    host::remove_header(headers, RETRY_MARKER);
+    host::remove_header(headers, RETRY_AFTER_MARKER);
+    let Some(state) = requests::with(id, |s| s.clone()) else {
+        return;
+    };
+    let model = state
+        .served
+        .clone()
+        .or_else(|| state.tried.last().cloned())
+        .unwrap_or_else(|| state.next.clone());
+    host::set_header(headers, "x-llm-model", &model);
+    host::set_header(headers, "x-llm-attempts", &state.tried.len().to_string());
+    if model != state.requested {
+        host::set_header(headers, "x-llm-fallback-from", &state.requested);
+        // Switched inside this request: the class that caused it; skipped from the start: the
+        // class that opened the requested model's cooldown.
+        let reason = state
+            .fallback_reason
+            .or_else(|| health_store::read(&state.requested).reason)
+            .map_or("cooling_down", ErrorClass::as_str);
+        host::set_header(headers, "x-llm-fallback-reason", reason);
+    }
+    if state.priority == Priority::Batch && status >= 400 {
+        let wait = state
+            .retry_after_ms
+            .or_else(|| {
+                let until = health_store::read(&state.requested).cooldown_until_ms;
+                until.checked_sub(host::now_unix_ms())
+            })
+            .unwrap_or(1000);
+        host::set_header(
+            headers,
+            "retry-after",
+            &wait.div_ceil(1000).max(1).to_string(),
+        );
+    }
+    let _ = plugin;
+}

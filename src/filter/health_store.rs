@@ -1,0 +1,54 @@
+//! Model health in shared data: one key per configured model, updated with CAS.
+
+use super::host;
+use crate::health::Health;
+use proxy_wasm::hostcalls;
+use proxy_wasm::types::Status;
+
+fn key(model: &str) -> String {
+    format!("{}.health;model={model}", crate::stats::PREFIX)
+}
+
+/// The model's health now (a healthy record when none is stored or the host fails).
+pub fn read(model: &str) -> Health {
+    read_with_cas(model).0
+}
+
+fn read_with_cas(model: &str) -> (Health, Option<u32>) {
+    match hostcalls::get_shared_data(&key(model)) {
+        Ok((Some(bytes), cas)) => (Health::decode(&bytes), cas),
+        Ok((None, cas)) => (Health::default(), cas),
+        Err(_) => (Health::default(), None),
+    }
+}
+
+/// Applies `change` to the model's record with compare-and-swap, retrying on contention.
+/// `change` returns false to leave the record as it is. Returns the record as written (or as
+/// found, when nothing was written), and whether this call wrote it.
+pub fn update(model: &str, mut change: impl FnMut(&mut Health) -> bool) -> (Health, bool) {
+    for _ in 0..16 {
+        let (mut health, cas) = read_with_cas(model);
+        if !change(&mut health) {
+            return (health, false);
+        }
+        match hostcalls::set_shared_data(&key(model), Some(&health.encode()), cas) {
+            Ok(()) => return (health, true),
+            Err(Status::CasMismatch) => continue,
+            Err(status) => {
+                host::log(
+                    proxy_wasm::types::LogLevel::Warn,
+                    &format!("health of {model} not saved: {status:?}"),
+                );
+                return (health, false);
+            }
+        }
+    }
+    (read(model), false)
+}
+
+/// Creates the key (with a healthy record) if missing, so that later writes carry a CAS token.
+pub fn init(model: &str) {
+    if let (_, None) = read_with_cas(model) {
+        let _ = hostcalls::set_shared_data(&key(model), Some(&Health::default().encode()), None);
+    }
+}

@@ -1,0 +1,282 @@
+//! A model's health, shared by every worker: cooldowns, consecutive failures, probes.
+//!
+//! The record lives in one shared-data key per model and is updated with compare-and-swap.
+//! Cooldown deadlines only ever move later: a later signal can extend a cooldown, never shorten
+//! it. When a cooldown ends the circuit is half-open: exactly one request takes the probe lease
+//! (a CAS write); its success closes the circuit, its failure re-opens it with a doubled
+//! cooldown.
+
+use crate::classify::ErrorClass;
+use crate::config::FallbackConfig;
+
+/// How long a probe lease lasts before another request may probe (a probe that never reports).
+pub const PROBE_LEASE_MS: u64 = 30_000;
+
+/// One model's health record.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Health {
+    /// Until when the model is cooling down (0: never opened, or closed again).
+    pub cooldown_until_ms: u64,
+    /// Until when a probe holds the half-open circuit.
+    pub probe_until_ms: u64,
+    /// Overload/timeout failures in a row.
+    pub consecutive_failures: u32,
+    /// Times the circuit opened in a row (the cooldown doubles each time).
+    pub opens: u32,
+    /// The class that opened the circuit last.
+    pub reason: Option<ErrorClass>,
+}
+
+/// Whether a request may use the model now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    Healthy,
+    /// The cooldown has ended and nobody is probing: whoever takes the lease probes.
+    Probe,
+    /// Cooling down (or being probed by another request) until then.
+    Cooling {
+        until_ms: u64,
+    },
+}
+
+const ENCODED_LEN: usize = 25;
+
+impl Health {
+    pub fn encode(&self) -> [u8; ENCODED_LEN] {
+        let mut out = [0u8; ENCODED_LEN];
+        let reason = self.reason.map_or(0u8, |c| {
+            1 + ErrorClass::ALL.iter().position(|x| *x == c).unwrap_or(0) as u8
+        });
+        let parts: [&[u8]; 5] = [
+            &self.cooldown_until_ms.to_le_bytes(),
+            &self.probe_until_ms.to_le_bytes(),
+            &self.consecutive_failures.to_le_bytes(),
+            &self.opens.to_le_bytes(),
+            &[reason],
+        ];
+        let mut at = 0;
+        for part in parts {
+            if let Some(slot) = out.get_mut(at..at + part.len()) {
+                slot.copy_from_slice(part);
+            }
+            at += part.len();
+        }
+        out
+    }
+
+    /// Decodes a record; anything malformed reads as a healthy model.
+    pub fn decode(bytes: &[u8]) -> Self {
+        let u64_at = |at: usize| {
+            bytes
+                .get(at..at + 8)
+                .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                .map_or(0, u64::from_le_bytes)
+        };
+        let u32_at = |at: usize| {
+            bytes
+                .get(at..at + 4)
+                .and_then(|b| <[u8; 4]>::try_from(b).ok())
+                .map_or(0, u32::from_le_bytes)
+        };
+        if bytes.len() != ENCODED_LEN {
+            return Self::default();
+        }
+        let reason = bytes
+            .get(24)
+            .and_then(|r| r.checked_sub(1))
+            .and_then(|i| ErrorClass::ALL.get(usize::from(i)).copied());
+        Self {
+            cooldown_until_ms: u64_at(0),
+            probe_until_ms: u64_at(8),
+            consecutive_failures: u32_at(16),
+            opens: u32_at(20),
+            reason,
+        }
+    }
+
+    pub fn is_clean(&self) -> bool {
+        *self == Self::default()
+    }
+
+    pub fn admission(&self, now_ms: u64) -> Admission {
+        if now_ms < self.cooldown_until_ms {
+            Admission::Cooling {
+                until_ms: self.cooldown_until_ms,
+            }
+        } else if self.cooldown_until_ms == 0 {
+            Admission::Healthy
+        } else if now_ms < self.probe_until_ms {
+            Admission::Cooling {
+                until_ms: self.probe_until_ms,
+            }
+        } else {
+            Admission::Probe
+        }
+    }
+
+    /// Takes the probe lease (the caller writes the record with CAS; losing the race means
+    /// someone else probes).
+    pub fn take_probe(&mut self, now_ms: u64) {
+        self.probe_until_ms = now_ms.saturating_add(PROBE_LEASE_MS);
+    }
+
+    /// A success closes the circuit and forgets past failures.
+    pub fn on_success(&mut self) {
+        *self = Self::default();
+    }
+
+    /// Records a failure of `class` (with the upstream's wait hint). Returns the new cooldown
+    /// deadline when this failure opened or extended the circuit. `jitter` is a random number;
+    /// up to a quarter of the cooldown is added from it, so that workers do not probe together.
+    pub fn on_failure(
+        &mut self,
+        class: ErrorClass,
+        wait_ms: Option<u64>,
+        now_ms: u64,
+        config: &FallbackConfig,
+        jitter: u64,
+    ) -> Option<u64> {
+        let half_open = self.cooldown_until_ms != 0 && now_ms >= self.cooldown_until_ms;
+        let until = match class {
+            ErrorClass::QuotaExhausted => {
+                now_ms.saturating_add(wait_ms.unwrap_or(config.quota_cooldown_ms))
+            }
+            ErrorClass::RateLimited => match wait_ms {
+                Some(wait) if wait > config.max_wait_ms => now_ms.saturating_add(wait),
+                _ if half_open => self.circuit_deadline(now_ms, config, jitter),
+                _ => return None,
+            },
+            ErrorClass::ModelUnavailable => now_ms.saturating_add(config.unavailable_cooldown_ms),
+            ErrorClass::Overloaded | ErrorClass::Timeout => {
+                self.consecutive_failures = self.consecutive_failures.saturating_add(1);
+                if !half_open && self.consecutive_failures < config.failure_threshold {
+                    return None;
+                }
+                self.circuit_deadline(now_ms, config, jitter)
+            }
+            _ => return None,
+        };
+        Some(self.open_until(until, class))
+    }
+
+    /// Opens the circuit because of a high error rate.
+    pub fn open_for_error_rate(
+        &mut self,
+        now_ms: u64,
+        config: &FallbackConfig,
+        jitter: u64,
+    ) -> u64 {
+        let until = self.circuit_deadline(now_ms, config, jitter);
+        self.open_until(until, ErrorClass::Overloaded)
+    }
+
+    /// Exponential, jittered cooldown: base × 2^opens (capped), plus up to 25 % jitter.
+    fn circuit_deadline(&self, now_ms: u64, config: &FallbackConfig, jitter: u64) -> u64 {
+        let factor = 1u64 << self.opens.min(20);
+        let cooldown = config
+            .base_cooldown_ms
+            .saturating_mul(factor)
+            .min(config.max_cooldown_ms);
+        let spread = cooldown / 4;
+        let jitter = if spread == 0 { 0 } else { jitter % spread };
+        now_ms.saturating_add(cooldown).saturating_add(jitter)
+    }
+
+    fn open_until(&mut self, until: u64, class: ErrorClass) -> u64 {
+        // Deadlines only move later.
+        self.cooldown_until_ms = self.cooldown_until_ms.max(until);
+        self.probe_until_ms = 0;
+        self.opens = self.opens.saturating_add(1);
+        self.consecutive_failures = 0;
+        self.reason = Some(class);
+        self.cooldown_until_ms
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test;
+
+    fn config() -> FallbackConfig {
+        FallbackConfig {
+            base_cooldown_ms: 1000,
+            max_cooldown_ms: 8000,
+            ..FallbackConfig::default()
+        }
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn encodes_and_decodes() {
+        let h = Health {
+            cooldown_until_ms: 123,
+            probe_until_ms: 456,
+            consecutive_failures: 2,
+            opens: 3,
+            reason: Some(ErrorClass::QuotaExhausted),
+        };
+        assert_eq!(Health::decode(&h.encode()), h);
+        assert_eq!(Health::decode(b"garbage"), Health::default());
+        assert_eq!(
+            Health::decode(&Health::default().encode()),
+            Health::default()
+        );
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn overload_opens_after_the_threshold_then_probe_then_doubles() {
+        let c = config();
+        let mut h = Health::default();
+        assert_eq!(h.on_failure(ErrorClass::Overloaded, None, 0, &c, 0), None);
+        assert_eq!(h.admission(0), Admission::Healthy);
+        assert_eq!(
+            h.on_failure(ErrorClass::Overloaded, None, 10, &c, 0),
+            Some(1010)
+        );
+        assert_eq!(h.admission(500), Admission::Cooling { until_ms: 1010 });
+        assert_eq!(h.admission(1010), Admission::Probe);
+        h.take_probe(1010);
+        assert!(matches!(h.admission(1011), Admission::Cooling { .. }));
+        // The probe fails: re-opened at once with a doubled cooldown.
+        assert_eq!(
+            h.on_failure(ErrorClass::Overloaded, None, 1020, &c, 0),
+            Some(3020)
+        );
+        assert_eq!(h.admission(3020), Admission::Probe);
+        h.on_success();
+        assert_eq!(h.admission(3020), Admission::Healthy);
+        assert!(h.is_clean());
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn cooldowns_never_shorten_and_are_capped_and_jittered() {
+        let c = config();
+        let mut h = Health::default();
+        h.on_failure(ErrorClass::QuotaExhausted, Some(60_000), 0, &c, 0);
+        h.on_failure(ErrorClass::ModelUnavailable, None, 0, &c, 0);
+        assert_eq!(h.cooldown_until_ms, c.unavailable_cooldown_ms.max(60_000));
+        let mut h = Health {
+            opens: 10,
+            ..Health::default()
+        };
+        let until = h.open_for_error_rate(0, &c, 999_999);
+        assert!((8000..10_000).contains(&until), "{until}");
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn rate_limits_cool_down_only_for_long_waits() {
+        let c = config();
+        let mut h = Health::default();
+        assert_eq!(
+            h.on_failure(ErrorClass::RateLimited, Some(1000), 0, &c, 0),
+            None
+        );
+        assert_eq!(
+            h.on_failure(ErrorClass::RateLimited, Some(120_000), 0, &c, 0),
+            Some(120_000)
+        );
+        let mut h = Health::default();
+        assert_eq!(h.on_failure(ErrorClass::Auth, None, 0, &c, 0), None);
+        assert!(h.is_clean());
+    }
+}

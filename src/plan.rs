@@ -1,0 +1,449 @@
+//! Which model each attempt asks, and whether a failure deserves another attempt.
+//!
+//! Pure decisions over the configuration, the request's facts and each model's health; the
+//! shell reads and writes the health records and tells Envoy what to do.
+
+use crate::classify::{ErrorClass, Verdict};
+use crate::config::{Config, MaxTokensPolicy, ModelConfig};
+use crate::health::Admission;
+use serde_json::Value;
+
+/// How a request may be treated when its model cannot serve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Priority {
+    /// Never served by a weaker tier; it may fail instead.
+    Critical,
+    /// May fall back along its chain.
+    Normal,
+    /// Never falls back; fails fast with a `Retry-After` so the caller can defer it.
+    Batch,
+}
+
+impl Priority {
+    pub fn from_header(value: Option<&str>) -> Self {
+        match value.map(str::trim) {
+            Some(v) if v.eq_ignore_ascii_case("critical") => Priority::Critical,
+            Some(v) if v.eq_ignore_ascii_case("batch") => Priority::Batch,
+            _ => Priority::Normal,
+        }
+    }
+}
+
+/// What a request uses, as far as choosing a fallback is concerned.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Features {
+    pub tools: bool,
+    pub json_schema: bool,
+    pub images: bool,
+    pub max_tokens: Option<u64>,
+    /// A rough prompt size: body bytes / 4.
+    pub prompt_tokens: u64,
+}
+
+impl Features {
+    /// Reads the features of a JSON request body (OpenAI chat/Responses, Anthropic, Gemini).
+    /// Parsed only when a fallback is being chosen, never on the healthy path.
+    pub fn of_body(body: &[u8]) -> Self {
+        let prompt_tokens = (body.len() / 4) as u64;
+        let Ok(Value::Object(root)) = serde_json::from_slice::<Value>(body) else {
+            return Self {
+                prompt_tokens,
+                ..Self::default()
+            };
+        };
+        let non_empty = |key: &str| {
+            root.get(key)
+                .and_then(Value::as_array)
+                .is_some_and(|a| !a.is_empty())
+        };
+        let format_type = root
+            .get("response_format")
+            .or_else(|| root.get("text").and_then(|t| t.get("format")))
+            .and_then(|f| f.get("type"))
+            .and_then(Value::as_str);
+        let max_tokens = ["max_tokens", "max_completion_tokens", "max_output_tokens"]
+            .iter()
+            .find_map(|k| root.get(*k).and_then(Value::as_u64));
+        let images = ["messages", "input", "contents"]
+            .iter()
+            .filter_map(|k| root.get(*k))
+            .any(has_image);
+        Self {
+            tools: non_empty("tools") || non_empty("functions"),
+            json_schema: matches!(format_type, Some("json_schema" | "json_object")),
+            images,
+            max_tokens,
+            prompt_tokens,
+        }
+    }
+}
+
+/// Whether any content part is an image (OpenAI `image_url`/`input_image`, Anthropic `image`,
+/// Gemini `inline_data`/`file_data` with an image MIME type).
+fn has_image(value: &Value) -> bool {
+    match value {
+        Value::Array(items) => items.iter().any(has_image),
+        Value::Object(map) => {
+            let typed = map
+                .get("type")
+                .and_then(Value::as_str)
+                .is_some_and(|t| matches!(t, "image_url" | "image" | "input_image"));
+            let inline = ["inline_data", "inlineData", "file_data", "fileData"]
+                .iter()
+                .filter_map(|k| map.get(*k))
+                .any(|d| {
+                    d.get("mime_type")
+                        .or_else(|| d.get("mimeType"))
+                        .and_then(Value::as_str)
+                        .is_some_and(|m| m.starts_with("image/"))
+                });
+            typed || inline || map.values().any(has_image)
+        }
+        _ => false,
+    }
+}
+
+/// Why a model was passed over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pass {
+    Drained,
+    Cooling,
+    LowerTier,
+    NoTools,
+    NoJsonSchema,
+    NoImages,
+    WindowTooSmall,
+    OutputTooSmall,
+}
+
+/// The models a request may use, strongest preference first: the task's chain if the task
+/// header names one, else the requested model followed by its configured chain.
+pub fn chain<'a>(config: &'a Config, requested: &str, task: Option<&str>) -> Vec<&'a ModelConfig> {
+    let names: Vec<&str> = match task.and_then(|t| config.fallback.tasks.get(t)) {
+        Some(chain) => chain.iter().map(String::as_str).collect(),
+        None => std::iter::once(requested)
+            .chain(
+                config
+                    .fallback
+                    .chains
+                    .get(requested)
+                    .into_iter()
+                    .flatten()
+                    .map(String::as_str),
+            )
+            .collect(),
+    };
+    names.into_iter().filter_map(|n| config.model(n)).collect()
+}
+
+fn tier_rank(config: &Config, model: &ModelConfig) -> usize {
+    model
+        .tier
+        .as_ref()
+        .and_then(|t| config.fallback.tiers.iter().position(|x| x == t))
+        .unwrap_or(usize::MAX)
+}
+
+/// Whether `candidate` can take a request that asked for `requested` (capabilities, tier,
+/// drain). `features` is `None` when the request was not parsed (the healthy path).
+pub fn fits(
+    config: &Config,
+    candidate: &ModelConfig,
+    requested: &ModelConfig,
+    priority: Priority,
+    features: Option<&Features>,
+) -> Result<(), Pass> {
+    if candidate.drain {
+        return Err(Pass::Drained);
+    }
+    if candidate.name == requested.name {
+        return Ok(());
+    }
+    if priority == Priority::Critical && tier_rank(config, candidate) > tier_rank(config, requested)
+    {
+        return Err(Pass::LowerTier);
+    }
+    let Some(f) = features else { return Ok(()) };
+    if f.tools && !candidate.tools {
+        return Err(Pass::NoTools);
+    }
+    if f.json_schema && !candidate.json_schema {
+        return Err(Pass::NoJsonSchema);
+    }
+    if f.images && !candidate.images {
+        return Err(Pass::NoImages);
+    }
+    if let Some(window) = candidate.context_window {
+        let needed = f.prompt_tokens + f.max_tokens.unwrap_or(0);
+        if needed > window {
+            return Err(Pass::WindowTooSmall);
+        }
+    }
+    if let (Some(asked), Some(limit), MaxTokensPolicy::Skip) = (
+        f.max_tokens,
+        candidate.max_output_tokens,
+        config.fallback.max_tokens,
+    ) {
+        if asked > limit {
+            return Err(Pass::OutputTooSmall);
+        }
+    }
+    Ok(())
+}
+
+/// What to do after an attempt's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Next {
+    /// Done: success, or nothing another attempt could change.
+    Stop,
+    /// Ask the same model again (after the upstream's wait, when it gave one).
+    Retry,
+    /// Ask another model.
+    Switch(String),
+}
+
+/// The decision after a failed attempt on `current`. `opened` says whether this failure opened
+/// (or extended) the model's circuit; `admission` gives another model's health now.
+#[allow(clippy::too_many_arguments)]
+pub fn after_failure(
+    config: &Config,
+    chain: &[&ModelConfig],
+    current: &ModelConfig,
+    tried: &[String],
+    verdict: &Verdict,
+    opened: bool,
+    priority: Priority,
+    features: Option<&Features>,
+    admission: &dyn Fn(&ModelConfig) -> Admission,
+) -> Next {
+    let switch_needed = match verdict.class {
+        ErrorClass::Ok | ErrorClass::Auth | ErrorClass::BadRequest | ErrorClass::ContentPolicy => {
+            return Next::Stop
+        }
+        ErrorClass::RateLimited => {
+            let short = verdict
+                .retry_after_ms
+                .is_none_or(|w| w <= config.fallback.max_wait_ms);
+            if short && !opened {
+                return Next::Retry;
+            }
+            true
+        }
+        ErrorClass::Overloaded | ErrorClass::Timeout => {
+            if !opened {
+                return Next::Retry;
+            }
+            true
+        }
+        ErrorClass::QuotaExhausted | ErrorClass::ModelUnavailable | ErrorClass::ContextOverflow => {
+            true
+        }
+    };
+    if !switch_needed || priority == Priority::Batch {
+        return Next::Stop;
+    }
+    let requested = chain.first().copied().unwrap_or(current);
+    let start = chain
+        .iter()
+        .position(|m| m.name == current.name)
+        .map_or(0, |i| i + 1);
+    let next = chain.iter().skip(start).find(|candidate| {
+        if tried.contains(&candidate.name) {
+            return false;
+        }
+        if verdict.class == ErrorClass::ContextOverflow {
+            let larger = match (candidate.context_window, current.context_window) {
+                (Some(c), Some(cur)) => c > cur,
+                _ => false,
+            };
+            if !larger {
+                return false;
+            }
+        }
+        fits(config, candidate, requested, priority, features).is_ok()
+            && !matches!(admission(candidate), Admission::Cooling { .. })
+    });
+    match next {
+        Some(model) => Next::Switch(model.name.clone()),
+        None => Next::Stop,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use wasm_bindgen_test::wasm_bindgen_test;
+
+    fn config() -> Config {
+        Config::from_value(json!({
+            "models": [
+                {"name": "big", "tier": "flagship", "context_window": 100000},
+                {"name": "mid", "tier": "general", "tools": false, "context_window": 200000},
+                {"name": "small", "tier": "light", "context_window": 16000, "max_output_tokens": 1000},
+                {"name": "big2", "tier": "flagship", "context_window": 300000}
+            ],
+            "fallback": {"chains": {"big": ["mid", "small", "big2"]},
+                         "tasks": {"code": ["big2", "big"]}}
+        }))
+        .unwrap()
+    }
+
+    fn verdict(class: ErrorClass, wait: Option<u64>) -> Verdict {
+        Verdict {
+            class,
+            retry_after_ms: wait,
+            reason: String::new(),
+        }
+    }
+
+    fn decide(
+        class: ErrorClass,
+        wait: Option<u64>,
+        opened: bool,
+        priority: Priority,
+        features: Option<&Features>,
+    ) -> Next {
+        let c = config();
+        let chain = chain(&c, "big", None);
+        after_failure(
+            &c,
+            &chain,
+            chain[0],
+            &["big".into()],
+            &verdict(class, wait),
+            opened,
+            priority,
+            features,
+            &|_| Admission::Healthy,
+        )
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn chains_come_from_the_model_or_the_task() {
+        let c = config();
+        let names = |v: Vec<&ModelConfig>| v.iter().map(|m| m.name.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            names(chain(&c, "big", None)),
+            ["big", "mid", "small", "big2"]
+        );
+        assert_eq!(names(chain(&c, "big", Some("code"))), ["big2", "big"]);
+        assert_eq!(
+            names(chain(&c, "big", Some("unknown-task"))),
+            ["big", "mid", "small", "big2"]
+        );
+        assert_eq!(names(chain(&c, "unlisted", None)), Vec::<String>::new());
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn each_class_gets_its_decision() {
+        use ErrorClass::*;
+        let n = Priority::Normal;
+        assert_eq!(
+            decide(QuotaExhausted, None, true, n, None),
+            Next::Switch("mid".into())
+        );
+        assert_eq!(decide(RateLimited, Some(1000), false, n, None), Next::Retry);
+        assert_eq!(
+            decide(RateLimited, Some(120_000), true, n, None),
+            Next::Switch("mid".into())
+        );
+        assert_eq!(decide(Overloaded, None, false, n, None), Next::Retry);
+        assert_eq!(
+            decide(Overloaded, None, true, n, None),
+            Next::Switch("mid".into())
+        );
+        assert_eq!(
+            decide(Timeout, None, true, n, None),
+            Next::Switch("mid".into())
+        );
+        assert_eq!(
+            decide(ModelUnavailable, None, true, n, None),
+            Next::Switch("mid".into())
+        );
+        // Only a larger window helps a context overflow.
+        assert_eq!(
+            decide(ContextOverflow, None, false, n, None),
+            Next::Switch("mid".into())
+        );
+        for stop in [Auth, BadRequest, ContentPolicy, Ok] {
+            assert_eq!(decide(stop, None, true, n, None), Next::Stop);
+        }
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn priorities_and_capabilities_limit_the_choice() {
+        use ErrorClass::*;
+        assert_eq!(
+            decide(QuotaExhausted, None, true, Priority::Batch, None),
+            Next::Stop
+        );
+        assert_eq!(
+            decide(QuotaExhausted, None, true, Priority::Critical, None),
+            Next::Switch("big2".into())
+        );
+        let tools = Features {
+            tools: true,
+            ..Features::default()
+        };
+        assert_eq!(
+            decide(QuotaExhausted, None, true, Priority::Normal, Some(&tools)),
+            Next::Switch("small".into())
+        );
+        let long = Features {
+            prompt_tokens: 150_000,
+            ..Features::default()
+        };
+        assert_eq!(
+            decide(QuotaExhausted, None, true, Priority::Normal, Some(&long)),
+            Next::Switch("mid".into())
+        );
+        let huge = Features {
+            prompt_tokens: 250_000,
+            ..Features::default()
+        };
+        assert_eq!(
+            decide(QuotaExhausted, None, true, Priority::Normal, Some(&huge)),
+            Next::Switch("big2".into())
+        );
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn cooling_and_tried_models_are_skipped() {
+        let c = config();
+        let chain = chain(&c, "big", None);
+        let next = after_failure(
+            &c,
+            &chain,
+            chain[0],
+            &["big".into(), "mid".into()],
+            &verdict(ErrorClass::QuotaExhausted, None),
+            true,
+            Priority::Normal,
+            None,
+            &|m| {
+                if m.name == "small" {
+                    Admission::Cooling { until_ms: 9 }
+                } else {
+                    Admission::Healthy
+                }
+            },
+        );
+        assert_eq!(next, Next::Switch("big2".into()));
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn features_are_read_from_real_bodies() {
+        let f = Features::of_body(br#"{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}],"tools":[{"type":"function"}],"response_format":{"type":"json_schema"},"max_tokens":50,"model":"m"}"#);
+        assert!(f.tools && f.json_schema && f.images);
+        assert_eq!(f.max_tokens, Some(50));
+        let f = Features::of_body(
+            br#"{"contents":[{"parts":[{"inline_data":{"mime_type":"image/png","data":""}}]}]}"#,
+        );
+        assert!(f.images && !f.tools);
+        let f = Features::of_body(
+            br#"{"messages":[{"role":"user","content":"tools image_url"}],"tools":[]}"#,
+        );
+        assert!(!f.tools && !f.images);
+    }
+}
