@@ -1,20 +1,21 @@
-//! Finds the top-level `"model"` string of a JSON request body without parsing the body.
+//! Finds the top-level `"model"` string of a JSON request body without building the body.
 //!
 //! LLM request bodies are mostly one large `messages` array, and the `model` key often comes
-//! after it. [`ModelScanner`] is a resumable state machine fed chunk by chunk as Envoy hands
-//! them over: it tracks only what is needed to know where the top level is (strings, escapes and
-//! bracket depth), jumps through string contents with `memchr`, and never copies the body. It
-//! reports the decoded value and the byte span of the value token, so a caller can splice in a
-//! new value. Nested `model` keys (inside messages, tools, metadata) are ignored.
-//!
-//! The scanner validates the top-level object's shape (`{ "key": value, ... }`) and the
-//! balance of nested brackets, not every nested scalar: it only has to be certain which `model`
-//! key is the top-level one.
+//! after it. [`ModelScanner`] is a resumable, validating JSON state machine fed chunk by chunk
+//! as Envoy hands them over: it checks the whole grammar (strings, escapes, numbers, literals,
+//! bracket matching, UTF-8), jumps through string contents eight bytes at a time, and never
+//! copies the body. It reports the decoded value and the byte span of the value token, so a
+//! caller can splice in a new value. Nested `model` keys (inside messages, tools, metadata) are
+//! ignored. Anything that is not valid JSON is reported as such, so that it passes untouched.
 
 use std::ops::Range;
 
 /// Longest model name we accept; longer values are reported as [`Skip::ModelTooLong`].
 pub const MAX_MODEL_LEN: usize = 256;
+/// Deepest nesting accepted (serde_json's own default limit).
+const MAX_DEPTH: u32 = 128;
+/// Longest number or literal accepted.
+const MAX_SCALAR: usize = 64;
 
 /// The top-level `model` string found in a body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,7 +29,7 @@ pub struct ModelField {
 /// Why a body yields no usable `model`. The body must then pass through untouched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Skip {
-    /// Not a JSON object (or broken JSON before the answer was known).
+    /// Not a JSON object (or not valid JSON).
     NotJson,
     /// A JSON object without a top-level `model` key.
     NoModel,
@@ -53,36 +54,43 @@ impl Skip {
     }
 }
 
+/// What a string being read is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Str {
+    /// A key of the top-level object (compared with `model`).
+    TopKey,
+    /// The value of a top-level `model` key (decoded).
+    Model,
+    /// A key at a deeper level (skipped).
+    Key,
+    /// Any other string value (skipped).
+    Value,
+}
+
 /// Where the scanner is in the body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
-    /// Before the opening `{` (whitespace and a UTF-8 BOM are allowed).
+    /// Before the root object.
     Start,
+    /// A value is expected.
+    Value,
+    /// After `[`: a value or `]`.
+    ValueOrEnd,
     /// After `{`: a key or `}`.
     KeyOrEnd,
-    /// After `,`: a key.
+    /// After `,` in an object: a key.
     Key,
-    /// Inside a top-level key string.
-    KeyString,
     /// After a key: `:`.
     Colon,
-    /// After `:`: the start of a value.
-    Value,
-    /// Inside the top-level `model` string value.
-    ModelString,
-    /// Inside a top-level string value that is not the model.
-    SkipString,
-    /// Inside a top-level scalar (number, `true`, `false`, `null`).
+    /// After a value inside a container: `,` or the closing bracket.
+    CommaOrEnd,
+    /// Inside a string.
+    InString(Str),
+    /// Inside a number or literal.
     Scalar,
-    /// Inside a nested object or array, at `depth` > 0 below the top-level value.
-    Nested,
-    /// Inside a string within a nested value.
-    NestedString,
-    /// After a top-level value: `,` or `}`.
-    AfterValue,
-    /// After the closing `}`: only whitespace may follow.
+    /// After the root object: only whitespace may follow.
     Done,
-    /// The body is not something we understand; terminal.
+    /// Not valid JSON (or not an object); terminal.
     Invalid,
 }
 
@@ -116,20 +124,15 @@ impl KeyBuf {
         }
     }
 
-    fn push_char(&mut self, c: char) {
-        let mut utf8 = [0u8; 4];
-        for &b in c.encode_utf8(&mut utf8).as_bytes() {
-            self.push(b);
-        }
-    }
-
-    fn push(&mut self, b: u8) {
-        match self.bytes.get_mut(usize::from(self.len)) {
-            Some(slot) if !self.overflow => {
-                *slot = b;
-                self.len += 1;
+    fn push(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            match self.bytes.get_mut(usize::from(self.len)) {
+                Some(slot) if !self.overflow => {
+                    *slot = b;
+                    self.len += 1;
+                }
+                _ => self.overflow = true,
             }
-            _ => self.overflow = true,
         }
     }
 
@@ -145,24 +148,29 @@ pub struct ModelScanner {
     state: State,
     /// Bytes consumed so far (offset of the next chunk in the whole body).
     offset: usize,
-    /// Bracket depth inside a nested top-level value.
+    /// Open containers.
     depth: u32,
-    /// One bit per open bracket below the top level: 1 for `{`, 0 for `[` (bit 0 = depth 1).
-    brackets: u128,
+    /// One bit per open container: 1 for an object, 0 for an array (bit 0 = the root).
+    objects: u128,
     escape: Escape,
     /// A decoded high surrogate waiting for its low half.
     high_surrogate: Option<u32>,
     key: KeyBuf,
-    /// Whether the value being read belongs to a `model` key.
+    /// Whether the value being read belongs to a top-level `model` key.
     value_is_model: bool,
     /// Decoded model value being read.
     value: Vec<u8>,
     value_start: usize,
     value_too_long: bool,
+    /// The number or literal being read.
+    scalar: [u8; MAX_SCALAR],
+    scalar_len: usize,
+    /// Bytes of a UTF-8 sequence split across chunks.
+    utf8_carry: [u8; 4],
+    utf8_carry_len: usize,
     found: Option<ModelField>,
     /// First problem with the model key itself (not string, too long, duplicate).
     model_problem: Option<Skip>,
-    /// Whether a `model` key was seen at all.
     model_keys: u8,
 }
 
@@ -178,7 +186,7 @@ impl ModelScanner {
             state: State::Start,
             offset: 0,
             depth: 0,
-            brackets: 0,
+            objects: 0,
             escape: Escape::None,
             high_surrogate: None,
             key: KeyBuf::new(),
@@ -186,6 +194,10 @@ impl ModelScanner {
             value: Vec::new(),
             value_start: 0,
             value_too_long: false,
+            scalar: [0; MAX_SCALAR],
+            scalar_len: 0,
+            utf8_carry: [0; 4],
+            utf8_carry_len: 0,
             found: None,
             model_problem: None,
             model_keys: 0,
@@ -193,12 +205,12 @@ impl ModelScanner {
     }
 
     /// The model found so far, if any. A later duplicate key or broken JSON can still turn the
-    /// final answer into a [`Skip`]; use this only where a first answer is good enough (counting).
+    /// final answer into a [`Skip`]; use this only where a first answer is good enough.
     pub fn found(&self) -> Option<&ModelField> {
         self.found.as_ref()
     }
 
-    /// Whether more input can no longer change the answer for the worse (the body is invalid).
+    /// Whether the body is already known not to be valid JSON.
     pub fn is_invalid(&self) -> bool {
         self.state == State::Invalid
     }
@@ -210,7 +222,7 @@ impl ModelScanner {
 
     /// The answer once the whole body has been fed.
     pub fn finish(self) -> Result<ModelField, Skip> {
-        if self.state != State::Done {
+        if self.state != State::Done || self.utf8_carry_len != 0 {
             return Err(Skip::NotJson);
         }
         if let Some(problem) = self.model_problem {
@@ -221,6 +233,9 @@ impl ModelScanner {
 
     /// Feeds the next chunk of the body.
     pub fn feed(&mut self, chunk: &[u8]) {
+        if self.state != State::Invalid && !self.valid_utf8(chunk) {
+            self.state = State::Invalid;
+        }
         let mut i = 0;
         while i < chunk.len() && self.state != State::Invalid {
             i = self.step(chunk, i);
@@ -228,293 +243,301 @@ impl ModelScanner {
         self.offset += chunk.len();
     }
 
+    /// Checks UTF-8 across chunk boundaries (a sequence may be split between chunks).
+    fn valid_utf8(&mut self, chunk: &[u8]) -> bool {
+        let mut rest = chunk;
+        if self.utf8_carry_len > 0 {
+            // Complete the carried sequence with the first bytes of this chunk.
+            let mut seq: Vec<u8> = self
+                .utf8_carry
+                .iter()
+                .take(self.utf8_carry_len)
+                .copied()
+                .collect();
+            let total = seq.first().map_or(1, |lead| utf8_len(*lead));
+            let take = total.saturating_sub(seq.len()).min(rest.len());
+            seq.extend(rest.iter().take(take));
+            rest = rest.get(take..).unwrap_or_default();
+            match std::str::from_utf8(&seq) {
+                Ok(_) => self.utf8_carry_len = 0,
+                Err(e) if e.error_len().is_none() && seq.len() < total => {
+                    self.store_carry(&seq);
+                    return true;
+                }
+                Err(_) => return false,
+            }
+        }
+        match std::str::from_utf8(rest) {
+            Ok(_) => true,
+            Err(e) if e.error_len().is_none() => {
+                self.store_carry(rest.get(e.valid_up_to()..).unwrap_or_default());
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    fn store_carry(&mut self, bytes: &[u8]) {
+        self.utf8_carry_len = bytes.len().min(self.utf8_carry.len());
+        for (dst, src) in self.utf8_carry.iter_mut().zip(bytes) {
+            *dst = *src;
+        }
+    }
+
     /// Consumes input from `chunk[i..]` (at least one byte) and returns the new index.
     fn step(&mut self, chunk: &[u8], i: usize) -> usize {
         let Some(&b) = chunk.get(i) else {
             return chunk.len();
         };
+        if let State::InString(kind) = self.state {
+            return self.string(chunk, i, kind);
+        }
+        if self.state == State::Scalar {
+            return self.scalar_byte(b, i);
+        }
+        if matches!(b, b' ' | b'\t' | b'\r' | b'\n') {
+            return i + 1;
+        }
         match self.state {
             State::Start => {
-                match b {
-                    b' ' | b'\t' | b'\r' | b'\n' => {}
-                    // UTF-8 byte order mark, tolerated by most parsers.
-                    0xEF | 0xBB | 0xBF if self.offset + i < 3 => {}
-                    b'{' => self.state = State::KeyOrEnd,
-                    _ => self.state = State::Invalid,
-                }
-                i + 1
-            }
-            State::KeyOrEnd | State::Key => {
-                match b {
-                    b' ' | b'\t' | b'\r' | b'\n' => {}
-                    b'"' => {
-                        self.key = KeyBuf::new();
-                        self.state = State::KeyString;
-                    }
-                    b'}' if self.state == State::KeyOrEnd => self.state = State::Done,
-                    _ => self.state = State::Invalid,
-                }
-                i + 1
-            }
-            State::KeyString => self.key_string(chunk, i),
-            State::Colon => {
-                match b {
-                    b' ' | b'\t' | b'\r' | b'\n' => {}
-                    b':' => {
-                        self.value_is_model = self.key.is_model();
-                        if self.value_is_model {
-                            self.model_keys = self.model_keys.saturating_add(1);
-                            if self.model_keys > 1 {
-                                self.model_problem = Some(Skip::Duplicate);
-                            }
-                        }
-                        self.state = State::Value;
-                    }
-                    _ => self.state = State::Invalid,
-                }
-                i + 1
-            }
-            State::Value => self.value_start(b, i),
-            State::ModelString => self.model_string(chunk, i),
-            State::SkipString => self.skip_string(chunk, i, State::AfterValue),
-            State::NestedString => self.skip_string(chunk, i, State::Nested),
-            State::Scalar => match b {
-                b',' | b'}' | b' ' | b'\t' | b'\r' | b'\n' => {
-                    // Re-read the delimiter as the byte after the value.
-                    self.state = State::AfterValue;
-                    i
-                }
-                b'"' | b'{' | b'[' | b':' | b']' => {
+                if b == b'{' {
+                    self.open(b);
+                } else {
                     self.state = State::Invalid;
-                    i
                 }
-                _ => i + 1,
+            }
+            State::Value => self.value(b, i),
+            State::ValueOrEnd => {
+                if b == b']' {
+                    self.close(b);
+                } else {
+                    self.value(b, i);
+                }
+            }
+            State::KeyOrEnd | State::Key => match b {
+                b'"' => self.start_key(),
+                b'}' if self.state == State::KeyOrEnd => self.close(b),
+                _ => self.state = State::Invalid,
             },
-            State::Nested => self.nested(chunk, i),
-            State::AfterValue => {
-                match b {
-                    b' ' | b'\t' | b'\r' | b'\n' => {}
-                    b',' => self.state = State::Key,
-                    b'}' => self.state = State::Done,
-                    _ => self.state = State::Invalid,
-                }
-                i + 1
-            }
-            State::Done => {
-                if !matches!(b, b' ' | b'\t' | b'\r' | b'\n') {
+            State::Colon => {
+                if b == b':' {
+                    self.value_is_model = self.depth == 1 && self.key.is_model();
+                    if self.value_is_model {
+                        self.model_keys = self.model_keys.saturating_add(1);
+                        if self.model_keys > 1 {
+                            self.model_problem = Some(Skip::Duplicate);
+                        }
+                    }
+                    self.state = State::Value;
+                } else {
                     self.state = State::Invalid;
                 }
-                i + 1
             }
-            State::Invalid => chunk.len(),
-        }
-    }
-
-    fn value_start(&mut self, b: u8, i: usize) -> usize {
-        match b {
-            b' ' | b'\t' | b'\r' | b'\n' => {}
-            b'"' if self.value_is_model => {
-                self.value.clear();
-                self.value_too_long = false;
-                self.value_start = self.offset + i;
-                self.state = State::ModelString;
-            }
-            b'"' => self.state = State::SkipString,
-            b'{' | b'[' => {
-                self.note_model_not_string();
-                self.depth = 0;
-                self.state = State::Nested;
-                self.open(b);
-            }
-            b'-' | b'0'..=b'9' | b't' | b'f' | b'n' => {
-                self.note_model_not_string();
-                self.state = State::Scalar;
-            }
-            _ => self.state = State::Invalid,
+            State::CommaOrEnd => match b {
+                b',' if self.in_object() => self.state = State::Key,
+                b',' => self.state = State::Value,
+                b'}' | b']' => self.close(b),
+                _ => self.state = State::Invalid,
+            },
+            State::Done => self.state = State::Invalid,
+            State::InString(_) | State::Scalar | State::Invalid => {}
         }
         i + 1
     }
 
-    fn note_model_not_string(&mut self) {
-        if self.value_is_model && self.model_problem.is_none() {
-            self.model_problem = Some(Skip::NotString);
-        }
+    fn in_object(&self) -> bool {
+        self.depth
+            .checked_sub(1)
+            .is_some_and(|top| self.objects & (1u128 << top) != 0)
     }
 
-    /// Reads a top-level key, keeping only enough of it to compare with `model`.
-    fn key_string(&mut self, chunk: &[u8], i: usize) -> usize {
-        let mut i = i;
-        while let Some(&b) = chunk.get(i) {
-            i += 1;
-            match self.escape {
-                Escape::None => match b {
-                    b'"' => {
-                        self.state = State::Colon;
-                        return i;
-                    }
-                    b'\\' => self.escape = Escape::Backslash,
-                    _ => self.key.push(b),
-                },
-                _ => match self.escape_byte(b) {
-                    EscapeStep::Pending => {}
-                    EscapeStep::Char(c) => self.key.push_char(c),
-                    EscapeStep::Invalid => {
-                        self.state = State::Invalid;
-                        return i;
-                    }
-                },
-            }
-            if self.key.overflow && self.escape == Escape::None {
-                // Not `model`: skip the rest of the key quickly.
-                return self.skip_string(chunk, i, State::Colon);
-            }
-        }
-        i
-    }
-
-    /// Reads the model value, decoding escapes into `self.value`.
-    fn model_string(&mut self, chunk: &[u8], i: usize) -> usize {
-        let mut i = i;
-        while let Some(&b) = chunk.get(i) {
-            i += 1;
-            match self.escape {
-                Escape::None => match b {
-                    b'"' => {
-                        self.end_model_value(self.offset + i);
-                        self.state = State::AfterValue;
-                        return i;
-                    }
-                    b'\\' => self.escape = Escape::Backslash,
-                    // Raw control characters are not allowed inside JSON strings.
-                    0x00..=0x1F => {
-                        self.state = State::Invalid;
-                        return i;
-                    }
-                    _ => self.push_value(&[b]),
-                },
-                _ => match self.escape_byte(b) {
-                    EscapeStep::Pending => {}
-                    EscapeStep::Char(c) => {
-                        let mut utf8 = [0u8; 4];
-                        self.push_value(c.encode_utf8(&mut utf8).as_bytes());
-                    }
-                    EscapeStep::Invalid => {
-                        self.state = State::Invalid;
-                        return i;
-                    }
-                },
-            }
-        }
-        i
-    }
-
-    fn push_value(&mut self, bytes: &[u8]) {
-        if self.value.len() + bytes.len() > MAX_MODEL_LEN {
-            self.value_too_long = true;
+    fn start_key(&mut self) {
+        self.key = KeyBuf::new();
+        self.state = State::InString(if self.depth == 1 {
+            Str::TopKey
         } else {
-            self.value.extend_from_slice(bytes);
+            Str::Key
+        });
+    }
+
+    /// The first byte of a value.
+    fn value(&mut self, b: u8, i: usize) {
+        let is_model = std::mem::take(&mut self.value_is_model);
+        match b {
+            b'"' if is_model => {
+                self.value.clear();
+                self.value_too_long = false;
+                self.value_start = self.offset + i;
+                self.state = State::InString(Str::Model);
+            }
+            b'"' => self.state = State::InString(Str::Value),
+            b'{' | b'[' => {
+                if is_model {
+                    self.model_problem.get_or_insert(Skip::NotString);
+                }
+                self.open(b);
+            }
+            b'-' | b'0'..=b'9' | b't' | b'f' | b'n' => {
+                if is_model {
+                    self.model_problem.get_or_insert(Skip::NotString);
+                }
+                self.scalar_len = 0;
+                self.scalar_byte(b, i);
+                self.state = State::Scalar;
+            }
+            _ => self.state = State::Invalid,
         }
     }
 
-    fn end_model_value(&mut self, end: usize) {
-        let value = std::mem::take(&mut self.value);
-        match String::from_utf8(value) {
-            Ok(value) if !self.value_too_long && self.high_surrogate.is_none() => {
-                if self.found.is_none() {
-                    self.found = Some(ModelField {
-                        value,
-                        span: self.value_start..end,
-                    });
-                }
+    /// Collects a number or literal; its end is the first structural or space byte.
+    fn scalar_byte(&mut self, b: u8, i: usize) -> usize {
+        match b {
+            b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n' => {
+                let text = self.scalar.get(..self.scalar_len).unwrap_or_default();
+                self.state = if valid_scalar(text) {
+                    State::CommaOrEnd
+                } else {
+                    State::Invalid
+                };
+                // Re-read the delimiter after the value.
+                i
             }
             _ => {
-                self.model_problem.get_or_insert(Skip::ModelTooLong);
+                match self.scalar.get_mut(self.scalar_len) {
+                    Some(slot) => *slot = b,
+                    None => self.state = State::Invalid,
+                }
+                self.scalar_len += 1;
+                i + 1
             }
         }
     }
 
-    /// Skips string contents (escapes included) and moves to `next` after the closing quote.
-    fn skip_string(&mut self, chunk: &[u8], i: usize, next: State) -> usize {
+    /// Pushes a container; deeper than [`MAX_DEPTH`] is refused.
+    fn open(&mut self, b: u8) {
+        if self.depth >= MAX_DEPTH {
+            self.state = State::Invalid;
+            return;
+        }
+        if b == b'{' {
+            self.objects |= 1u128 << self.depth;
+            self.state = State::KeyOrEnd;
+        } else {
+            self.objects &= !(1u128 << self.depth);
+            self.state = State::ValueOrEnd;
+        }
+        self.depth += 1;
+    }
+
+    /// Pops a container, which must match the closing bracket.
+    fn close(&mut self, b: u8) {
+        if self.in_object() != (b == b'}') || self.depth == 0 {
+            self.state = State::Invalid;
+            return;
+        }
+        self.depth -= 1;
+        self.state = if self.depth == 0 {
+            State::Done
+        } else {
+            State::CommaOrEnd
+        };
+    }
+
+    /// Reads string contents from `chunk[i..]`.
+    fn string(&mut self, chunk: &[u8], i: usize, kind: Str) -> usize {
         let mut i = i;
         loop {
             if self.escape != Escape::None {
-                // Inside an escape: `\"` and `\\` must not end or start anything. `\uXXXX` digits
-                // are plain bytes for skipping purposes.
-                let Some(_) = chunk.get(i) else { return i };
-                self.escape = Escape::None;
+                let Some(&b) = chunk.get(i) else { return i };
                 i += 1;
+                match self.escape_byte(b) {
+                    EscapeStep::Pending => {}
+                    EscapeStep::Char(c) => {
+                        let mut utf8 = [0u8; 4];
+                        self.keep(kind, c.encode_utf8(&mut utf8).as_bytes());
+                    }
+                    EscapeStep::Invalid => {
+                        self.state = State::Invalid;
+                        return i;
+                    }
+                }
                 continue;
             }
             let Some(rest) = chunk.get(i..) else {
                 return chunk.len();
             };
-            match memchr::memchr2(b'"', b'\\', rest) {
-                None => return chunk.len(),
-                Some(pos) => {
-                    i += pos + 1;
-                    if rest.get(pos) == Some(&b'"') {
-                        self.state = next;
-                        return i;
-                    }
-                    self.escape = Escape::Backslash;
+            let Some(pos) = find_special(rest) else {
+                if self.high_surrogate.is_some() && !rest.is_empty() {
+                    self.state = State::Invalid;
                 }
-            }
-        }
-    }
-
-    /// Skips a nested object or array, tracking only strings and bracket depth.
-    fn nested(&mut self, chunk: &[u8], i: usize) -> usize {
-        let mut i = i;
-        while let Some(&b) = chunk.get(i) {
-            i += 1;
-            match b {
-                b'"' => {
-                    self.state = State::NestedString;
-                    return i;
-                }
-                b'{' | b'[' => self.open(b),
-                b'}' | b']' => {
-                    self.close(b);
-                    if self.depth == 0 && self.state == State::Nested {
-                        self.state = State::AfterValue;
-                        return i;
-                    }
-                }
-                _ => {}
-            }
-            if self.state == State::Invalid {
+                self.keep(kind, rest);
+                return chunk.len();
+            };
+            let plain = rest.get(..pos).unwrap_or_default();
+            if self.high_surrogate.is_some() && !plain.is_empty() {
+                // A high surrogate escape must be followed directly by its low half.
+                self.state = State::Invalid;
                 return i;
             }
+            self.keep(kind, plain);
+            i += pos + 1;
+            match rest.get(pos) {
+                Some(b'"') => {
+                    if self.high_surrogate.is_some() {
+                        self.state = State::Invalid;
+                        return i;
+                    }
+                    self.end_string(kind, i);
+                    return i;
+                }
+                Some(b'\\') => self.escape = Escape::Backslash,
+                _ => {
+                    // A raw control character: not allowed inside JSON strings.
+                    self.state = State::Invalid;
+                    return i;
+                }
+            }
         }
-        i
     }
 
-    /// Pushes an opening bracket; deeper than 128 levels (serde_json's own limit) is invalid.
-    fn open(&mut self, b: u8) {
-        if self.depth >= u128::BITS {
-            self.state = State::Invalid;
-            return;
+    /// Keeps decoded string bytes where they matter (keys of the top level, the model value).
+    fn keep(&mut self, kind: Str, bytes: &[u8]) {
+        match kind {
+            Str::TopKey => self.key.push(bytes),
+            Str::Model => {
+                if self.value.len() + bytes.len() > MAX_MODEL_LEN {
+                    self.value_too_long = true;
+                } else {
+                    self.value.extend_from_slice(bytes);
+                }
+            }
+            Str::Key | Str::Value => {}
         }
-        if b == b'{' {
-            self.brackets |= 1 << self.depth;
-        } else {
-            self.brackets &= !(1 << self.depth);
-        }
-        self.depth += 1;
     }
 
-    /// Pops a closing bracket, which must match the innermost opening one.
-    fn close(&mut self, b: u8) {
-        let Some(top) = self.depth.checked_sub(1) else {
-            self.state = State::Invalid;
-            return;
-        };
-        let was_brace = self.brackets & (1 << top) != 0;
-        if was_brace != (b == b'}') {
-            self.state = State::Invalid;
-            return;
+    fn end_string(&mut self, kind: Str, i: usize) {
+        match kind {
+            Str::TopKey | Str::Key => self.state = State::Colon,
+            Str::Model => {
+                let end = self.offset + i;
+                let value = std::mem::take(&mut self.value);
+                match String::from_utf8(value) {
+                    Ok(value) if !self.value_too_long => {
+                        if self.found.is_none() {
+                            self.found = Some(ModelField {
+                                value,
+                                span: self.value_start..end,
+                            });
+                        }
+                    }
+                    _ => {
+                        self.model_problem.get_or_insert(Skip::ModelTooLong);
+                    }
+                }
+                self.state = State::CommaOrEnd;
+            }
+            Str::Value => self.state = State::CommaOrEnd,
         }
-        self.depth = top;
     }
 
     /// Advances an escape sequence by one byte (the byte after `\`, or a hex digit).
@@ -586,6 +609,77 @@ enum EscapeStep {
     Pending,
     Char(char),
     Invalid,
+}
+
+/// Length of the UTF-8 sequence a lead byte starts.
+fn utf8_len(lead: u8) -> usize {
+    match lead {
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF7 => 4,
+        _ => 1,
+    }
+}
+
+/// A JSON number (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`) or literal.
+fn valid_scalar(text: &[u8]) -> bool {
+    if matches!(text, b"true" | b"false" | b"null") {
+        return true;
+    }
+    let mut rest = text.strip_prefix(b"-").unwrap_or(text);
+    let digits = |s: &[u8]| s.iter().take_while(|b| b.is_ascii_digit()).count();
+    let int = digits(rest);
+    if int == 0 || (int > 1 && rest.first() == Some(&b'0')) {
+        return false;
+    }
+    rest = rest.get(int..).unwrap_or_default();
+    if let Some(frac) = rest.strip_prefix(b".") {
+        let n = digits(frac);
+        if n == 0 {
+            return false;
+        }
+        rest = frac.get(n..).unwrap_or_default();
+    }
+    if let Some(exp) = rest.strip_prefix(b"e").or_else(|| rest.strip_prefix(b"E")) {
+        let exp = exp
+            .strip_prefix(b"+")
+            .or_else(|| exp.strip_prefix(b"-"))
+            .unwrap_or(exp);
+        let n = digits(exp);
+        if n == 0 {
+            return false;
+        }
+        rest = exp.get(n..).unwrap_or_default();
+    }
+    rest.is_empty()
+}
+
+/// Index of the first `"`, `\\` or control byte (< 0x20), eight bytes at a time.
+fn find_special(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+    let mut chunks = bytes.chunks_exact(8);
+    let mut base = 0;
+    for chunk in chunks.by_ref() {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let v = u64::from_le_bytes(word);
+        let quote = has_zero(v ^ (ONES * u64::from(b'"')));
+        let backslash = has_zero(v ^ (ONES * u64::from(b'\\')));
+        let control = v.wrapping_sub(ONES * 0x20) & !v & HIGHS;
+        let mask = quote | backslash | control;
+        if mask != 0 {
+            // The lowest flagged byte is exact (borrows only run towards higher bytes).
+            return Some(base + (mask.trailing_zeros() / 8) as usize);
+        }
+        base += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        .map(|p| base + p)
 }
 
 /// Replaces the value token at `field.span` with `new_value` as a JSON string; every other byte
@@ -681,7 +775,11 @@ mod tests {
         assert_eq!(value("{\"model\":\"模型-1\"}"), "模型-1");
         assert_eq!(value(r#"{"a":"\\","model":"m"}"#), "m");
         assert_eq!(value(r#"{"a":"x\\\"model\":\"no","model":"yes"}"#), "yes");
-        assert_eq!(value("\u{feff}{\"model\":\"bom\"}"), "bom");
+        // serde_json (and Python's json) refuse a byte order mark; so do we.
+        assert_eq!(
+            scan_all_ways("\u{feff}{\"model\":\"bom\"}"),
+            Err(Skip::NotJson)
+        );
     }
 
     #[wasm_bindgen_test(unsupported = test)]
@@ -707,9 +805,31 @@ mod tests {
         );
         assert_eq!(scan_all_ways(r#"{"model":"x",}"#), Err(Skip::NotJson));
         assert_eq!(scan_all_ways(r#"{"model":"bad\q"}"#), Err(Skip::NotJson));
+        assert_eq!(scan_all_ways(r#"{"model":"\ud800"}"#), Err(Skip::NotJson));
         assert_eq!(
-            scan_all_ways(r#"{"model":"\ud800"}"#),
-            Err(Skip::ModelTooLong)
+            scan_all_ways(r#"{"a":"\ud800x","model":"m"}"#),
+            Err(Skip::NotJson)
+        );
+        assert_eq!(
+            scan_all_ways(r#"{"a":[1x],"model":"m"}"#),
+            Err(Skip::NotJson)
+        );
+        assert_eq!(
+            scan_all_ways(r#"{"a":{"b" 1},"model":"m"}"#),
+            Err(Skip::NotJson)
+        );
+        assert_eq!(scan_all_ways(r#"{"a":01,"model":"m"}"#), Err(Skip::NotJson));
+        assert_eq!(
+            scan_all_ways("{\"a\":\"\u{1}\",\"model\":\"m\"}"),
+            Err(Skip::NotJson)
+        );
+        assert_eq!(
+            scan_in_chunks(b"{\"a\":\"\xff\",\"model\":\"m\"}", 3),
+            Err(Skip::NotJson)
+        );
+        assert_eq!(
+            value(r#"{"a":[1,-2.5e+3,true,null,{"x":[]}],"model":"m"}"#),
+            "m"
         );
         assert_eq!(scan_all_ways(r#"{"model":"\udc00"}"#), Err(Skip::NotJson));
         assert_eq!(scan_all_ways("{\"model\":\"a\nb\"}"), Err(Skip::NotJson));
@@ -752,6 +872,101 @@ mod tests {
             r#"{"messages":[{"model":"x"}], "model" : "claude-\"q\"\u000a" ,"stream":true}"#
         );
         assert_eq!(find_model(&out).unwrap().value, "claude-\"q\"\n");
+    }
+
+    /// Differential fuzzing against serde_json: random structured bodies and byte mutations;
+    /// whenever serde_json reads a top-level string `model` (without duplicate keys) the scanner
+    /// must find the same value, whenever the scanner finds one serde_json must agree, and a
+    /// rewrite must change nothing but the value. `LLMFB_FUZZ_ITERS` runs it longer.
+    #[wasm_bindgen_test(unsupported = test)]
+    fn fuzz_scanner_and_rewrite_against_serde_json() {
+        let iterations: usize = option_env!("LLMFB_FUZZ_ITERS")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(4000);
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let atoms = [
+            r#""model""#,
+            r#""m\u006fdel""#,
+            r#""gpt-4o""#,
+            r#""a\"b""#,
+            r#""\\""#,
+            "1",
+            "-2.5e3",
+            "true",
+            "null",
+            "[]",
+            "{}",
+            r#""\ud83d\ude00""#,
+            r#""模型""#,
+            " ",
+            "\n",
+        ];
+        for _ in 0..iterations {
+            // A random JSON-ish object built from atoms, sometimes with a top-level model.
+            let mut body = String::from("{");
+            let fields = (next() % 5) as usize;
+            for i in 0..fields {
+                if i > 0 {
+                    body.push(',');
+                }
+                let key = atoms[(next() % 3) as usize];
+                body.push_str(key);
+                body.push(':');
+                match next() % 4 {
+                    0 => body.push_str(atoms[(next() % atoms.len() as u64) as usize]),
+                    1 => body.push_str(&format!(r#"[{{"model":{}}}]"#, atoms[2])),
+                    2 => body.push_str(r#"{"model":"x","k":[1,{}]}"#),
+                    _ => body.push_str(atoms[2]),
+                }
+            }
+            body.push('}');
+            let mut bytes = body.into_bytes();
+            if next() % 3 == 0 && !bytes.is_empty() {
+                let i = (next() % bytes.len() as u64) as usize;
+                bytes[i] = (next() % 128) as u8;
+            }
+            let ours = find_model(&bytes);
+            let theirs: Option<serde_json::Map<String, serde_json::Value>> =
+                serde_json::from_slice(&bytes).ok();
+            let duplicate = ours == Err(Skip::Duplicate);
+            if let (Some(map), false) = (&theirs, duplicate) {
+                match (map.get("model"), &ours) {
+                    (Some(serde_json::Value::String(v)), Ok(field)) => assert_eq!(&field.value, v),
+                    (Some(serde_json::Value::String(_)), Err(e)) => {
+                        assert_eq!(
+                            *e,
+                            Skip::ModelTooLong,
+                            "{:?}",
+                            String::from_utf8_lossy(&bytes)
+                        )
+                    }
+                    (_, Ok(field)) => {
+                        panic!("found {field:?} in {:?}", String::from_utf8_lossy(&bytes))
+                    }
+                    _ => {}
+                }
+            }
+            if let Ok(field) = &ours {
+                assert!(
+                    theirs.is_some() || duplicate,
+                    "{:?}",
+                    String::from_utf8_lossy(&bytes)
+                );
+                let out = rewrite(&bytes, field, "new-model");
+                assert_eq!(&out[..field.span.start], &bytes[..field.span.start]);
+                assert_eq!(
+                    &out[out.len() - (bytes.len() - field.span.end)..],
+                    &bytes[field.span.end..]
+                );
+                assert_eq!(find_model(&out).unwrap().value, "new-model");
+            }
+        }
     }
 
     #[wasm_bindgen_test(unsupported = test)]
