@@ -193,6 +193,42 @@ impl Health {
     }
 }
 
+/// A worker-local error-rate window for one model: overload and timeout answers against all
+/// answers. Kept per worker (VM) so that successes never write shared data; the circuit it
+/// opens is shared.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ErrorWindow {
+    start_ms: u64,
+    total: u32,
+    errors: u32,
+}
+
+impl ErrorWindow {
+    /// Records an answer; returns true when the error rate crossed the threshold (the window
+    /// then starts afresh).
+    pub fn record(&mut self, now_ms: u64, is_error: bool, config: &FallbackConfig) -> bool {
+        if now_ms.saturating_sub(self.start_ms) >= config.window_ms {
+            *self = Self {
+                start_ms: now_ms,
+                ..Self::default()
+            };
+        }
+        self.total = self.total.saturating_add(1);
+        if is_error {
+            self.errors = self.errors.saturating_add(1);
+        }
+        let rate = f64::from(self.errors) / f64::from(self.total.max(1));
+        if self.total >= config.min_requests && rate > config.error_rate_threshold {
+            *self = Self {
+                start_ms: now_ms,
+                ..Self::default()
+            };
+            return true;
+        }
+        false
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,6 +297,30 @@ mod tests {
         };
         let until = h.open_for_error_rate(0, &c, 999_999);
         assert!((8000..10_000).contains(&until), "{until}");
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn error_rate_opens_only_with_enough_answers_in_the_window() {
+        let c = FallbackConfig {
+            min_requests: 20,
+            error_rate_threshold: 0.05,
+            window_ms: 1000,
+            ..FallbackConfig::default()
+        };
+        let mut w = ErrorWindow::default();
+        // One error in 20 is exactly 5 %: not above the threshold.
+        assert!(!w.record(0, true, &c));
+        for t in 1..20 {
+            assert!(!w.record(t, false, &c));
+        }
+        // A second error makes it 2 / 21.
+        assert!(w.record(30, true, &c));
+        // A new window forgets the old answers.
+        let mut w = ErrorWindow::default();
+        for t in 0..19 {
+            w.record(t, true, &c);
+        }
+        assert!(!w.record(5000, true, &c));
     }
 
     #[wasm_bindgen_test(unsupported = test)]

@@ -107,10 +107,11 @@ enum Escape {
     },
 }
 
-/// Small fixed buffer for the key being read: only `model` matters, so longer keys are not kept.
+/// Small fixed buffer for the key being read: only the target key matters, so longer keys are
+/// not kept.
 #[derive(Debug, Clone, Copy)]
 struct KeyBuf {
-    bytes: [u8; 5],
+    bytes: [u8; 24],
     len: u8,
     overflow: bool,
 }
@@ -118,7 +119,7 @@ struct KeyBuf {
 impl KeyBuf {
     const fn new() -> Self {
         Self {
-            bytes: [0; 5],
+            bytes: [0; 24],
             len: 0,
             overflow: false,
         }
@@ -136,8 +137,8 @@ impl KeyBuf {
         }
     }
 
-    fn is_model(&self) -> bool {
-        !self.overflow && self.bytes.get(..usize::from(self.len)) == Some(b"model".as_slice())
+    fn is(&self, key: &[u8]) -> bool {
+        !self.overflow && self.bytes.get(..usize::from(self.len)) == Some(key)
     }
 }
 
@@ -145,6 +146,8 @@ impl KeyBuf {
 /// [`ModelScanner::finish`].
 #[derive(Debug, Clone)]
 pub struct ModelScanner {
+    /// The top-level key looked for (`model`, or e.g. `max_tokens` for [`find_top_level_u64`]).
+    target: &'static [u8],
     state: State,
     /// Bytes consumed so far (offset of the next chunk in the whole body).
     offset: usize,
@@ -165,6 +168,10 @@ pub struct ModelScanner {
     /// The number or literal being read.
     scalar: [u8; MAX_SCALAR],
     scalar_len: usize,
+    /// Where the target key's scalar value started, while it is being read.
+    scalar_start: Option<usize>,
+    /// The span of the target key's scalar value.
+    found_scalar: Option<Range<usize>>,
     /// Bytes of a UTF-8 sequence split across chunks.
     utf8_carry: [u8; 4],
     utf8_carry_len: usize,
@@ -182,7 +189,13 @@ impl Default for ModelScanner {
 
 impl ModelScanner {
     pub const fn new() -> Self {
+        Self::with_key(b"model")
+    }
+
+    /// A scanner for another top-level key (values that are not strings are reported by span).
+    pub const fn with_key(target: &'static [u8]) -> Self {
         Self {
+            target,
             state: State::Start,
             offset: 0,
             depth: 0,
@@ -196,6 +209,8 @@ impl ModelScanner {
             value_too_long: false,
             scalar: [0; MAX_SCALAR],
             scalar_len: 0,
+            scalar_start: None,
+            found_scalar: None,
             utf8_carry: [0; 4],
             utf8_carry_len: 0,
             found: None,
@@ -321,7 +336,7 @@ impl ModelScanner {
             },
             State::Colon => {
                 if b == b':' {
-                    self.value_is_model = self.depth == 1 && self.key.is_model();
+                    self.value_is_model = self.depth == 1 && self.key.is(self.target);
                     if self.value_is_model {
                         self.model_keys = self.model_keys.saturating_add(1);
                         if self.model_keys > 1 {
@@ -380,6 +395,7 @@ impl ModelScanner {
             b'-' | b'0'..=b'9' | b't' | b'f' | b'n' => {
                 if is_model {
                     self.model_problem.get_or_insert(Skip::NotString);
+                    self.scalar_start = Some(self.offset + i);
                 }
                 self.scalar_len = 0;
                 self.scalar_byte(b, i);
@@ -399,6 +415,9 @@ impl ModelScanner {
                 } else {
                     State::Invalid
                 };
+                if let Some(start) = self.scalar_start.take() {
+                    self.found_scalar.get_or_insert(start..self.offset + i);
+                }
                 // Re-read the delimiter after the value.
                 i
             }
@@ -682,13 +701,34 @@ fn find_special(bytes: &[u8]) -> Option<usize> {
         .map(|p| base + p)
 }
 
+/// The value of a top-level integer field (e.g. `max_tokens`) and its span, when the body is
+/// valid JSON with exactly one such key.
+pub fn find_top_level_u64(body: &[u8], key: &'static str) -> Option<(u64, Range<usize>)> {
+    let mut scanner = ModelScanner::with_key(key.as_bytes());
+    scanner.feed(body);
+    if scanner.state != State::Done || scanner.model_keys != 1 {
+        return None;
+    }
+    let span = scanner.found_scalar?;
+    let text = std::str::from_utf8(body.get(span.clone())?).ok()?;
+    Some((text.parse().ok()?, span))
+}
+
+/// Replaces `span` of `body` with `replacement`, keeping every other byte.
+pub fn splice(body: &[u8], span: &Range<usize>, replacement: &[u8]) -> Vec<u8> {
+    let head = body.get(..span.start).unwrap_or(body);
+    let tail = body.get(span.end..).unwrap_or_default();
+    let mut out = Vec::with_capacity(head.len() + replacement.len() + tail.len());
+    out.extend_from_slice(head);
+    out.extend_from_slice(replacement);
+    out.extend_from_slice(tail);
+    out
+}
+
 /// Replaces the value token at `field.span` with `new_value` as a JSON string; every other byte
 /// of the body is kept as it was.
 pub fn rewrite(body: &[u8], field: &ModelField, new_value: &str) -> Vec<u8> {
-    let head = body.get(..field.span.start).unwrap_or(body);
-    let tail = body.get(field.span.end..).unwrap_or_default();
-    let mut out = Vec::with_capacity(body.len() + new_value.len() + 2);
-    out.extend_from_slice(head);
+    let mut out = Vec::with_capacity(new_value.len() + 2);
     out.push(b'"');
     for c in new_value.chars() {
         match c {
@@ -704,8 +744,7 @@ pub fn rewrite(body: &[u8], field: &ModelField, new_value: &str) -> Vec<u8> {
         }
     }
     out.push(b'"');
-    out.extend_from_slice(tail);
-    out
+    splice(body, &field.span, &out)
 }
 
 /// Scans a complete body in one go.
@@ -860,6 +899,30 @@ mod tests {
                 "after"
             );
         }
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn finds_top_level_integers_for_clamping() {
+        let body = br#"{"messages":[{"max_tokens":5}],"max_tokens": 4096 ,"model":"m"}"#;
+        let (value, span) = find_top_level_u64(body, "max_tokens").unwrap();
+        assert_eq!(value, 4096);
+        assert_eq!(&body[span.clone()], b"4096");
+        let out = splice(body, &span, b"1000");
+        assert_eq!(find_top_level_u64(&out, "max_tokens").unwrap().0, 1000);
+        assert_eq!(find_model(&out).unwrap().value, "m");
+        assert_eq!(
+            find_top_level_u64(br#"{"max_tokens":"5"}"#, "max_tokens"),
+            None
+        );
+        assert_eq!(
+            find_top_level_u64(br#"{"max_tokens":1,"max_tokens":2}"#, "max_tokens"),
+            None
+        );
+        assert_eq!(
+            find_top_level_u64(br#"{"max_tokens":1.5}"#, "max_tokens"),
+            None
+        );
+        assert_eq!(find_top_level_u64(br#"{"a":1}"#, "max_tokens"), None);
     }
 
     #[wasm_bindgen_test(unsupported = test)]

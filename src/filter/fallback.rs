@@ -148,8 +148,23 @@ pub fn start(plugin: &Plugin, id: &str, requested: &str, body: &[u8]) -> Start {
     Start::Route { cluster }
 }
 
+/// Records an answer in the model's error-rate window; true when the rate crossed the
+/// threshold.
+fn error_rate_crossed(plugin: &Plugin, model: &str, is_error: bool, now: u64) -> bool {
+    let Some(index) = plugin.config.models.iter().position(|m| m.name == model) else {
+        return false;
+    };
+    let Ok(mut windows) = plugin.windows.try_borrow_mut() else {
+        return false;
+    };
+    windows
+        .get_mut(index)
+        .is_some_and(|w| w.record(now, is_error, &plugin.config.fallback))
+}
+
 /// Upstream position: a 2xx answer from `model`.
 pub fn succeeded(plugin: &Plugin, id: &str, model: &str) {
+    error_rate_crossed(plugin, model, false, host::now_unix_ms());
     let probe = requests::with(id, |s| {
         s.served = Some(model.to_owned());
         std::mem::take(&mut s.probe)
@@ -247,8 +262,10 @@ pub fn after_answer(
         );
         // A fallback on another cluster cannot be asked inside this request (Envoy retries
         // stay on the routed cluster); the client's next request will be routed to it.
+        // Only when this model is now cooling down: otherwise the retry would come back here.
+        let cooling = matches!(admission(current), Admission::Cooling { .. });
         let elsewhere = match next {
-            Next::Stop => {
+            Next::Stop if cooling => {
                 let all = plan::chain(config, &state.requested, state.task.as_deref());
                 match plan::after_failure(
                     config,

@@ -12,6 +12,7 @@
 
 use super::{fallback, host, requests, Plugin, Role};
 use crate::classify::{classify_with, Answer, ErrorClass, Verdict};
+use crate::config::MaxTokensPolicy;
 use crate::model_field::{ModelScanner, Skip};
 use crate::sse::{SseFinding, SseScanner, Usage};
 use crate::stats::{BodySkip, Counter, Direction, ModelSlot};
@@ -311,12 +312,36 @@ impl Stream {
             self.count_request(None, None);
             return;
         };
-        let upstream_name = plugin
-            .config
-            .model(&target)
-            .map_or(target.as_str(), |m| m.upstream());
+        let model = plugin.config.model(&target);
+        let upstream_name = model.map_or(target.as_str(), |m| m.upstream());
+        let mut out = None;
         if field.value != upstream_name {
-            let rewritten = crate::model_field::rewrite(&body, &field, upstream_name);
+            out = Some(crate::model_field::rewrite(&body, &field, upstream_name));
+        }
+        // A fallback with a smaller output limit: lower `max_tokens` to it (policy `clamp`).
+        let limit = model.and_then(|m| m.max_output_tokens);
+        let requested = requests::with(&id, |s| s.requested.clone()).unwrap_or_default();
+        if let (Some(limit), MaxTokensPolicy::Clamp, true) = (
+            limit,
+            plugin.config.fallback.max_tokens,
+            target != requested,
+        ) {
+            let current = out.as_deref().unwrap_or(&body);
+            for key in ["max_tokens", "max_completion_tokens", "max_output_tokens"] {
+                if let Some((asked, span)) = crate::model_field::find_top_level_u64(current, key) {
+                    if asked > limit {
+                        log::info!("{key} {asked} clamped to {limit} for {target}");
+                        out = Some(crate::model_field::splice(
+                            current,
+                            &span,
+                            limit.to_string().as_bytes(),
+                        ));
+                    }
+                    break;
+                }
+            }
+        }
+        if let Some(rewritten) = out {
             if host::set_body(BufferType::HttpRequestBody, body_size, &rewritten) {
                 host::set_header(
                     MapType::HttpRequestHeaders,

@@ -48,6 +48,8 @@ pub struct Plugin {
     pub config: Config,
     pub rules: Rules,
     pub metrics: Metrics,
+    /// Per configured model (same order): this worker's error-rate window.
+    pub windows: std::cell::RefCell<Vec<crate::health::ErrorWindow>>,
 }
 
 // No host calls here: Envoy refuses them (`restricted_callback`) while `_initialize` runs.
@@ -100,6 +102,7 @@ impl RootContext for Root {
         self.plugin = Some(Rc::new(Plugin {
             role,
             rules: config.classifier.rules(),
+            windows: std::cell::RefCell::new(vec![Default::default(); config.models.len()]),
             config,
             metrics,
         }));

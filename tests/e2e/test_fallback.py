@@ -238,3 +238,34 @@ def test_model_rewrite_uses_the_upstream_name(fresh, mock):
     assert record["model"] == "gpt-4o-mini-2024-07-18"
     assert record["body"].encode() == body.replace(b'"gpt-4o-mini"', b'"gpt-4o-mini-2024-07-18"')
     assert r.headers["x-llm-model"] == "gpt-4o-mini"
+
+
+def test_max_tokens_is_clamped_to_the_fallbacks_output_limit(fresh, mock):
+    envoy = fresh()
+    mock.script("gpt-4o", default={"status": 429, "body": QUOTA})
+    body = json.loads(chat_body("gpt-4o"))
+    body["max_tokens"] = 8000
+    raw = json.dumps(body).encode()
+    r = requests.post(envoy.url + "/v1/chat/completions", data=raw, headers=JSON, timeout=30)
+    assert r.status_code == 200 and r.headers["x-llm-model"] == "llama-3.1-8b"
+    first, second = mock.requests()
+    assert first["body"].encode() == raw  # the primary got the request exactly as sent
+    assert json.loads(second["body"])["max_tokens"] == 2048
+    assert second["body"].encode() == raw.replace(b'"max_tokens": 8000', b'"max_tokens": 2048').replace(b'"gpt-4o"', b'"llama-3.1-8b"')
+
+
+def test_context_overflow_only_moves_to_a_larger_window(fresh, mock):
+    envoy = fresh()
+    overflow = json.dumps({"error": {"message": "This model's maximum context length is 128000 tokens.", "type": "invalid_request_error", "code": "context_length_exceeded"}})
+    mock.script("gpt-4o", default={"status": 400, "body": overflow})
+    r = ask(envoy, "gpt-4o")
+    # llama (8k) and gpt-4o-mini (128k) are not larger, so neither is asked; claude-sonnet-4-5
+    # (200k) is on the other provider. The model is not cooled down: the prompt was the problem.
+    assert r.status_code == 400 and r.headers["x-llm-error-class"] == "context_overflow"
+    assert r.headers["x-should-retry"] == "false" and "x-llm-fallback-next" not in r.headers
+    assert seen(mock) == [("gpt-4o", "1")]
+    mock.reset()
+    mock.script("gpt-4o-mini", default={"status": 400, "body": overflow.replace("128000", "128000")})
+    r = ask(envoy, "gpt-4o-mini", filler=40_000)  # ~10k tokens: llama's 8k window is too small
+    assert r.status_code == 400
+    assert seen(mock) == [("gpt-4o-mini", "1")]
