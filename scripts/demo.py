@@ -7,6 +7,7 @@ client got, what the upstream received, and the filter's own counters.
 
 from __future__ import annotations
 
+import json
 import sys
 import tempfile
 import time
@@ -54,12 +55,22 @@ def main() -> None:
                               headers={"content-type": "application/json"}, timeout=10)
             print(f"   {model}: {r.status_code}, body {len(chat_body(model, filler=filler))} bytes")
 
+        say("4. gpt-4o runs out of quota: the request is served by its fallback, nothing retries gpt-4o")
+        mock.script("gpt-4o", default={"status": 429, "body": json.dumps({"error": {"message": "You exceeded your current quota, please check your plan and billing details.", "type": "insufficient_quota", "code": "insufficient_quota"}})})
+        for i in range(3):
+            r = requests.post(envoy.url + "/v1/chat/completions", data=chat_body("gpt-4o"),
+                              headers={"content-type": "application/json"}, timeout=10)
+            print(f"   request {i + 1}: {r.status_code} served by {r.headers.get('x-llm-model')} "
+                  f"(asked gpt-4o, reason {r.headers.get('x-llm-fallback-reason')}, attempts {r.headers.get('x-llm-attempts')})")
+        asked = [x["model"] for x in mock.requests()[-4:]]
+        print(f"   the upstream saw: {asked}")
+
         time.sleep(1.2)  # shared counters are folded in once a second
-        say(f"4. The filter's counters ({envoy.admin}/stats/prometheus)")
+        say(f"5. The filter's counters ({envoy.admin}/stats/prometheus)")
         for line in envoy.prometheus().splitlines():
             if line.startswith("llm_fallback_") and not line.endswith(" 0"):
                 print("   " + line)
-        say(f"5. Shared-data counters ({envoy.url}/llm-fallback/status)")
+        say(f"6. Shared-data counters ({envoy.url}/llm-fallback/status)")
         counters = requests.get(envoy.url + "/llm-fallback/status", timeout=5).json()["counters"]
         for name, value in counters.items():
             if value:
