@@ -1632,6 +1632,7 @@ mod tests {
         );
     }
 
+    #[cfg(not(target_arch = "wasm32"))]
     fn synthetic_openai_stream(bytes: usize) -> Vec<u8> {
         let mut out = Vec::with_capacity(bytes + 512);
         let mut i = 0u64;
