@@ -9,6 +9,7 @@ pub mod config;
 pub mod health;
 pub mod model_field;
 pub mod plan;
+pub mod safety;
 pub mod sse;
 pub mod stats;
 pub mod usage;

@@ -102,6 +102,12 @@ pub enum Counter {
     SwitchBacks(ModelSlot),
     /// Attempts that skipped a model because it was cooling down (zero attempts wasted).
     Skipped(ModelSlot),
+    /// Requests judged unsafe to send twice.
+    UnsafeRequests(ModelSlot),
+    /// Failed answers to unsafe requests that were not re-sent (and told the client not to).
+    RetriesBlocked(ModelSlot),
+    /// Requests refused because their `Idempotency-Key` was in flight or recently finished.
+    DuplicatesRefused(ModelSlot),
 }
 
 /// Index of a counter in [`CounterSet::names`].
@@ -168,7 +174,14 @@ impl CounterSet {
                 ));
             }
         }
-        for family in ["probes", "switch_backs", "skipped_cooling"] {
+        for family in [
+            "probes",
+            "switch_backs",
+            "skipped_cooling",
+            "unsafe_requests",
+            "retries_blocked",
+            "duplicates_refused",
+        ] {
             for model in &labels {
                 names.push(format!("{PREFIX}.{family};model={model}"));
             }
@@ -239,6 +252,9 @@ impl CounterSet {
             Counter::Probes(m) => base_probes + m.0,
             Counter::SwitchBacks(m) => base_probes + slots + m.0,
             Counter::Skipped(m) => base_probes + 2 * slots + m.0,
+            Counter::UnsafeRequests(m) => base_probes + 3 * slots + m.0,
+            Counter::RetriesBlocked(m) => base_probes + 4 * slots + m.0,
+            Counter::DuplicatesRefused(m) => base_probes + 5 * slots + m.0,
         })
     }
 }
@@ -363,6 +379,9 @@ mod tests {
             ids.push(s.id(Counter::Probes(m)).0);
             ids.push(s.id(Counter::SwitchBacks(m)).0);
             ids.push(s.id(Counter::Skipped(m)).0);
+            ids.push(s.id(Counter::UnsafeRequests(m)).0);
+            ids.push(s.id(Counter::RetriesBlocked(m)).0);
+            ids.push(s.id(Counter::DuplicatesRefused(m)).0);
         }
         ids.sort_unstable();
         assert_eq!(ids, (0..s.names().len()).collect::<Vec<_>>());

@@ -275,6 +275,8 @@ pub struct Config {
     pub classifier: ClassifierConfig,
     #[serde(default)]
     pub fallback: FallbackConfig,
+    #[serde(default)]
+    pub retry_safety: crate::safety::SafetyConfig,
 }
 
 impl Config {
@@ -419,6 +421,39 @@ impl Config {
                 return Err(ConfigError::new(
                     field,
                     format!("`{header}` must be a lowercase header name"),
+                ));
+            }
+        }
+        let safety = &self.retry_safety;
+        if safety.duplicates.slots == 0 || safety.duplicates.slots > 1 << 20 {
+            return Err(ConfigError::new(
+                "retry_safety.duplicates.slots",
+                format!("{} is outside 1..=1048576", safety.duplicates.slots),
+            ));
+        }
+        if safety.header.is_empty()
+            || !safety
+                .header
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        {
+            return Err(ConfigError::new(
+                "retry_safety.header",
+                format!("`{}` must be a lowercase header name", safety.header),
+            ));
+        }
+        for (field, paths) in [
+            ("retry_safety.safe_paths", &safety.safe_paths),
+            ("retry_safety.unsafe_paths", &safety.unsafe_paths),
+        ] {
+            if let Some((i, p)) = paths
+                .iter()
+                .enumerate()
+                .find(|(_, p)| !p.starts_with(['/', '*']))
+            {
+                return Err(ConfigError::new(
+                    format!("{field}[{i}]"),
+                    format!("`{p}` must start with `/` or `*`"),
                 ));
             }
         }

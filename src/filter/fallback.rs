@@ -31,7 +31,7 @@ fn request_header(name: &str) -> Option<String> {
 }
 
 /// Client position: picks the first model of the request's chain that can serve now.
-pub fn start(plugin: &Plugin, id: &str, requested: &str, body: &[u8]) -> Start {
+pub fn start(plugin: &Plugin, id: &str, requested: &str, body: &[u8], unsafe_: bool) -> Start {
     let config = &plugin.config;
     let Some(primary) = config.model(requested) else {
         return Start::Unmanaged;
@@ -143,6 +143,8 @@ pub fn start(plugin: &Plugin, id: &str, requested: &str, body: &[u8]) -> Start {
             probe,
             features,
             retry_after_ms: None,
+            unsafe_,
+            proven_rejection: false,
         },
     );
     Start::Route { cluster }
@@ -197,6 +199,7 @@ pub fn after_answer(
     plugin: &Plugin,
     id: &str,
     model: &str,
+    status: u16,
     verdict: &Verdict,
     body: &[u8],
     answer_headers: bool,
@@ -233,6 +236,35 @@ pub fn after_answer(
             until.saturating_sub(now),
             verdict.class.as_str()
         );
+    }
+    // A request that may act is re-sent only when the answer proves it was rejected before any
+    // processing: an explicit 429/529 rejection with a provider error body.
+    let proven = matches!(status, 429 | 529)
+        && matches!(
+            verdict.class,
+            ErrorClass::RateLimited | ErrorClass::Overloaded | ErrorClass::QuotaExhausted
+        )
+        && !verdict.reason.starts_with("status=");
+    let blocked = requests::with(id, |state| {
+        state.proven_rejection = proven;
+        state.unsafe_ && !proven
+    })
+    .unwrap_or(false);
+    if blocked {
+        // Counted once, by the client filter, on the final answer.
+        if answer_headers {
+            host::set_header(MapType::HttpResponseHeaders, "x-should-retry", "false");
+            host::set_header(
+                MapType::HttpResponseHeaders,
+                "x-llm-retry-blocked",
+                super::guard::BLOCKED,
+            );
+        }
+        log::info!(
+            "{model} answered {} to a request that may act: not re-sent",
+            verdict.class.as_str()
+        );
+        return;
     }
     let decision = requests::with(id, |state| {
         if state.features.is_none() {

@@ -10,7 +10,7 @@
 //! observed), updates the model's health, and marks the answer for retry when another attempt
 //! can help, saying which model the next attempt must ask.
 
-use super::{fallback, host, requests, Plugin, Role};
+use super::{fallback, guard, host, requests, Plugin, Role};
 use crate::classify::{classify_with, Answer, ErrorClass, Verdict};
 use crate::config::MaxTokensPolicy;
 use crate::model_field::{ModelScanner, Skip};
@@ -54,6 +54,12 @@ pub struct Stream {
     pub(super) attempt_body: Vec<u8>,
     /// Upstream position: whether an answer (or its absence) was already judged.
     pub(super) answered: bool,
+    /// Upstream position: the status of the answer being judged.
+    status: u16,
+    /// Client position: why the request must not be sent twice, when it must not.
+    unsafe_reason: Option<String>,
+    /// Client position: the `Idempotency-Key` slot this request holds.
+    idempotency: Option<(u64, u64)>,
 }
 
 impl Stream {
@@ -68,6 +74,9 @@ impl Stream {
             attempt_model: None,
             attempt_body: Vec::new(),
             answered: false,
+            status: 0,
+            unsafe_reason: None,
+            idempotency: None,
         }
     }
 
@@ -232,6 +241,28 @@ impl Stream {
         }
     }
 
+    /// Client position: an unsafe request that failed in a way that does not prove rejection
+    /// tells the client (and its SDK) not to retry.
+    fn block_client_retry(&self, plugin: &Plugin, status: u16) {
+        if self.unsafe_reason.is_none() || !(status >= 500 || status == 408 || status == 429) {
+            return;
+        }
+        let proven = self
+            .request_id
+            .as_deref()
+            .and_then(|id| requests::with(id, |s| s.proven_rejection))
+            .unwrap_or(false);
+        if proven {
+            return;
+        }
+        let headers = MapType::HttpResponseHeaders;
+        host::set_header(headers, "x-should-retry", "false");
+        host::set_header(headers, "x-llm-retry-blocked", guard::BLOCKED);
+        plugin
+            .metrics
+            .increment(Counter::RetriesBlocked(self.slot()));
+    }
+
     fn max_body(&self) -> usize {
         self.plugin
             .as_ref()
@@ -267,20 +298,37 @@ impl Stream {
         }
     }
 
-    /// Client position, whole body read: count, choose the first model and its cluster.
+    /// Client position, whole request read: count it, refuse a duplicate, judge whether it may
+    /// be sent twice, choose the first model and its cluster.
     fn client_body_complete(&mut self, body: &[u8]) -> Action {
         self.scanner = None;
         let field = crate::model_field::find_model(body);
         match &field {
             Ok(field) => self.count_request(Some(&field.value), None),
+            Err(skip) if body.is_empty() => {
+                let _ = skip;
+                self.count_request(None, None);
+            }
             Err(skip) => self.count_request(None, Some(BodySkip::Scan(*skip))),
         }
         let Some(plugin) = self.plugin.clone() else {
             return Action::Continue;
         };
+        let slot = self.slot();
+        if let Some((index, hash)) = guard::idempotency(&plugin) {
+            if let Err(why) = guard::claim(&plugin, index, hash) {
+                guard::refuse_duplicate(&plugin, slot, why);
+                return Action::Pause;
+            }
+            self.idempotency = Some((index, hash));
+        }
+        let judgement = guard::judge_request(&plugin, slot, body);
+        if !judgement.safe {
+            self.unsafe_reason = Some(judgement.reason);
+        }
         let mut cluster = plugin.config.fallback.default_cluster.clone();
         if let (Ok(field), Some(id)) = (&field, self.request_id.clone()) {
-            match fallback::start(&plugin, &id, &field.value, body) {
+            match fallback::start(&plugin, &id, &field.value, body, !judgement.safe) {
                 fallback::Start::Route { cluster: c } => cluster = c,
                 fallback::Start::Refuse => return Action::Pause,
                 fallback::Start::Unmanaged => {}
@@ -368,6 +416,7 @@ impl Stream {
                 &plugin,
                 &id,
                 &model,
+                self.status,
                 verdict,
                 &self.attempt_body,
                 answer_headers,
@@ -416,6 +465,14 @@ impl Context for Stream {
         };
         match plugin.role {
             Role::Client => {
+                if let Some((index, hash)) = self.idempotency.take() {
+                    let proven = self
+                        .request_id
+                        .as_deref()
+                        .and_then(|id| requests::with(id, |s| s.proven_rejection))
+                        .unwrap_or(false);
+                    guard::finish(index, hash, self.status, proven);
+                }
                 if let Some(id) = &self.request_id {
                     requests::remove(id);
                 }
@@ -456,15 +513,12 @@ impl HttpContext for Stream {
                 .and_then(|v| String::from_utf8(v).ok());
         }
         if end_of_stream {
+            if fallback && plugin.role == Role::Client {
+                // No body: judge and route now.
+                return self.client_body_complete(b"");
+            }
             self.scanner = None;
             self.count_request(None, None);
-            if fallback && plugin.role == Role::Client {
-                host::set_header(
-                    MapType::HttpRequestHeaders,
-                    &plugin.config.fallback.cluster_header,
-                    &plugin.config.fallback.default_cluster,
-                );
-            }
             return Action::Continue;
         }
         let encoding = host::header(MapType::HttpRequestHeaders, "content-encoding");
@@ -481,7 +535,7 @@ impl HttpContext for Stream {
             return Action::Continue;
         }
         let managed = match plugin.role {
-            Role::Client => fallback && self.request_id.is_some(),
+            Role::Client => fallback,
             Role::Upstream => self
                 .request_id
                 .as_deref()
@@ -543,6 +597,7 @@ impl HttpContext for Stream {
         let status = host::header(MapType::HttpResponseHeaders, ":status")
             .and_then(|s| std::str::from_utf8(&s).ok()?.parse::<u16>().ok())
             .unwrap_or(0);
+        self.status = status;
         if plugin.role == Role::Client {
             // Upstream answers were judged by the upstream filter; only Envoy's own replies
             // (timeouts, connect failures, no healthy upstream) are left to judge here.
@@ -554,6 +609,7 @@ impl HttpContext for Stream {
             if let Some(id) = self.request_id.clone() {
                 fallback::explain(&plugin, &id, status);
             }
+            self.block_client_retry(&plugin, status);
             return Action::Continue;
         }
         if (200..300).contains(&status) {

@@ -8,6 +8,7 @@
 //! Both use the same `vm_id`, so they share one VM per worker and the same shared data.
 
 mod fallback;
+mod guard;
 mod health_store;
 mod host;
 mod http;

@@ -37,6 +37,10 @@ pub struct RequestState {
     pub features: Option<Features>,
     /// Set when the upstream asked for a wait the caller should honour (batch requests).
     pub retry_after_ms: Option<u64>,
+    /// The request may act: only answers that prove it was rejected may be re-sent.
+    pub unsafe_: bool,
+    /// The last failed answer proved the request was rejected before any processing.
+    pub proven_rejection: bool,
 }
 
 #[derive(Default)]

@@ -113,6 +113,14 @@ pub fn classify(method: &str, path: &str, query: &str, body: &[u8]) -> RouteInfo
                     stream,
                     sse: stream && query_param(query, "alt") == Some("sse"),
                 };
+            } else if let Ok(BodyFields {
+                model: Some(Value::String(model)),
+                ..
+            }) = serde_json::from_slice::<BodyFields>(body)
+            {
+                // Other endpoints (assistants, batches, ...) answer 404 unless scripted; their
+                // top-level `model`, when there is one, selects the script.
+                info.model = Some(model);
             }
             return info;
         }

@@ -1,0 +1,149 @@
+//! Retry-safety glue: judges requests, steers Envoy's retry policy, refuses duplicates.
+
+use super::{host, Plugin};
+use crate::safety::{self, Dedup, Judgement, Slot};
+use crate::stats::{Counter, ModelSlot};
+use proxy_wasm::hostcalls;
+use proxy_wasm::types::{MapType, Status};
+
+/// Client retry headers dropped from unsafe requests (the route's policy stays in charge).
+const CLIENT_RETRY_HEADERS: &[&str] = &[
+    "x-envoy-retry-on",
+    "x-envoy-retry-grpc-on",
+    "x-envoy-max-retries",
+    "x-envoy-hedge-on-per-try-timeout",
+];
+
+/// Header value the blocked answers carry.
+pub const BLOCKED: &str = "non-idempotent";
+
+fn request_header(name: &str) -> Option<String> {
+    host::header(MapType::HttpRequestHeaders, name).and_then(|v| String::from_utf8(v).ok())
+}
+
+/// Judges the held request (client position) and sets the router's retry policy for it:
+/// safe requests also retry resets and per-try timeouts (`x-envoy-retry-on: reset`, added to
+/// the route's policy); unsafe ones keep only the route's policy, which retries nothing that
+/// may have reached the upstream.
+pub fn judge_request(plugin: &Plugin, slot: ModelSlot, body: &[u8]) -> Judgement {
+    let config = &plugin.config.retry_safety;
+    let method = request_header(":method").unwrap_or_default();
+    let path = request_header(":path").unwrap_or_default();
+    let declared = request_header(&config.header);
+    let key = request_header("idempotency-key").is_some();
+    let judgement = safety::judge(config, &method, &path, declared.as_deref(), key, Some(body));
+    let headers = MapType::HttpRequestHeaders;
+    if judgement.safe {
+        host::set_header(headers, "x-envoy-retry-on", "reset");
+    } else {
+        for name in CLIENT_RETRY_HEADERS {
+            host::remove_header(headers, name);
+        }
+        plugin.metrics.increment(Counter::UnsafeRequests(slot));
+        log::info!(
+            "{method} {path}: not safe to send twice ({}); only proven rejections are re-sent",
+            judgement.reason
+        );
+    }
+    judgement
+}
+
+fn slot_key(index: u64) -> String {
+    format!("{}.idempotency;slot={index}", crate::stats::PREFIX)
+}
+
+/// The slot and key hash of the request's `Idempotency-Key`, scoped by its credential.
+pub fn idempotency(plugin: &Plugin) -> Option<(u64, u64)> {
+    let config = &plugin.config.retry_safety.duplicates;
+    if !config.enabled {
+        return None;
+    }
+    let key = host::header(MapType::HttpRequestHeaders, "idempotency-key")?;
+    let credential = host::header(MapType::HttpRequestHeaders, "authorization")
+        .or_else(|| host::header(MapType::HttpRequestHeaders, "x-api-key"))
+        .unwrap_or_default();
+    let hash = safety::hash(&[&credential, &key]);
+    Some((hash % u64::from(config.slots.max(1)), hash))
+}
+
+/// Claims the key's slot; `Err` with the answer to give when the key is a duplicate.
+pub fn claim(plugin: &Plugin, slot_index: u64, hash: u64) -> Result<(), Dedup> {
+    let config = &plugin.config.retry_safety.duplicates;
+    let key = slot_key(slot_index);
+    for _ in 0..16 {
+        let now = host::now_unix_ms();
+        let (current, cas) = match hostcalls::get_shared_data(&key) {
+            Ok((bytes, cas)) => (bytes.map(|b| Slot::decode(&b)).unwrap_or_default(), cas),
+            Err(_) => return Ok(()),
+        };
+        match current.check(hash, now, config) {
+            Dedup::Claim(next) => match hostcalls::set_shared_data(&key, Some(&next.encode()), cas)
+            {
+                Ok(()) => return Ok(()),
+                Err(Status::CasMismatch) => continue,
+                Err(_) => return Ok(()),
+            },
+            refused => return Err(refused),
+        }
+    }
+    Ok(())
+}
+
+/// Ends the key's request (if the slot still holds it): a success or an outcome that is not
+/// known (5xx, timeouts) keeps the key refused for the window; an answer that proves nothing
+/// was done (4xx, a proven rejection) frees it, so the client may retry with the same key.
+pub fn finish(slot_index: u64, hash: u64, status: u16, proven_rejection: bool) {
+    let release = proven_rejection || ((400..500).contains(&status) && status != 408);
+    let key = slot_key(slot_index);
+    for _ in 0..16 {
+        let Ok((Some(bytes), cas)) = hostcalls::get_shared_data(&key) else {
+            return;
+        };
+        let current = Slot::decode(&bytes);
+        if current.key_hash != hash || !current.in_flight {
+            return;
+        }
+        let done = if release {
+            Slot::default()
+        } else {
+            Slot {
+                in_flight: false,
+                at_ms: host::now_unix_ms(),
+                ..current
+            }
+        };
+        match hostcalls::set_shared_data(&key, Some(&done.encode()), cas) {
+            Err(Status::CasMismatch) => continue,
+            _ => return,
+        }
+    }
+}
+
+/// Answers a duplicate with 409 and a clear JSON error.
+pub fn refuse_duplicate(plugin: &Plugin, slot: ModelSlot, why: Dedup) {
+    plugin.metrics.increment(Counter::DuplicatesRefused(slot));
+    let (code, message) = match why {
+        Dedup::InFlight => (
+            "idempotency_key_in_use",
+            "A request with this Idempotency-Key is still in progress; wait for its answer instead of sending it again.",
+        ),
+        _ => (
+            "idempotency_key_reused",
+            "A request with this Idempotency-Key finished recently; check its outcome instead of sending it again.",
+        ),
+    };
+    log::info!("duplicate Idempotency-Key refused ({code})");
+    let body = serde_json::json!({
+        "error": {"type": "invalid_request_error", "code": code, "message": message}
+    })
+    .to_string();
+    host::send_response(
+        409,
+        vec![
+            ("content-type", "application/json"),
+            ("x-should-retry", "false"),
+            ("x-llm-retry-blocked", "duplicate-idempotency-key"),
+        ],
+        body.as_bytes(),
+    );
+}
