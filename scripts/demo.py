@@ -70,8 +70,8 @@ def main() -> None:
         for line in envoy.prometheus().splitlines():
             if line.startswith("llm_fallback_") and not line.endswith(" 0"):
                 print("   " + line)
-        say(f"6. Shared-data counters ({envoy.url}/llm-fallback/status)")
-        counters = requests.get(envoy.url + "/llm-fallback/status", timeout=5).json()["counters"]
+        say(f"6. Shared-data counters ({envoy.internal}/llm-fallback/status, internal listener)")
+        counters = envoy.status()["counters"]
         for name, value in counters.items():
             if value:
                 print(f"   {name} = {value}")

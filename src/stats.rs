@@ -259,15 +259,60 @@ impl CounterSet {
     }
 }
 
-/// The status document: every counter with its shared (all-worker) value.
-pub fn status_json(set: &CounterSet, values: &[u64]) -> String {
-    let counters: serde_json::Map<String, serde_json::Value> = set
+/// The status document: each configured model's health and answers per class, and every
+/// counter with its shared (all-worker) value.
+pub fn status_json(
+    set: &CounterSet,
+    values: &[u64],
+    health: &[(String, crate::health::Health)],
+    now_ms: u64,
+) -> String {
+    use crate::health::Admission;
+    use serde_json::{json, Map, Value};
+    let value_of = |c: Counter| values.get(set.id(c).0).copied().unwrap_or(0);
+    let mut models = Map::new();
+    for (name, h) in health {
+        let slot = set.slot(Some(name));
+        let (state, remaining) = match h.admission(now_ms) {
+            Admission::Healthy => ("healthy", 0),
+            Admission::Probe => ("probe_due", 0),
+            Admission::Cooling { until_ms } if now_ms < h.cooldown_until_ms => {
+                ("cooling_down", until_ms.saturating_sub(now_ms))
+            }
+            Admission::Cooling { until_ms } => ("probing", until_ms.saturating_sub(now_ms)),
+        };
+        let answers: Map<String, Value> = ErrorClass::ALL
+            .iter()
+            .map(|c| {
+                (
+                    c.as_str().to_owned(),
+                    Value::from(value_of(Counter::Responses(slot, *c))),
+                )
+            })
+            .collect();
+        models.insert(
+            name.clone(),
+            json!({
+                "state": state,
+                "cooldown_remaining_ms": remaining,
+                "consecutive_failures": h.consecutive_failures,
+                "circuit_opens": h.opens,
+                "last_reason": h.reason.map(ErrorClass::as_str),
+                "requests": value_of(Counter::Requests(slot)),
+                "attempts": value_of(Counter::Attempts(slot)),
+                "answers": answers,
+                "fallbacks_from": set.names().iter().zip(values).filter(|(n, _)| n.starts_with(&format!("{PREFIX}.fallbacks;model={name};"))).map(|(_, v)| *v).sum::<u64>(),
+                "retries_blocked": value_of(Counter::RetriesBlocked(slot)),
+            }),
+        );
+    }
+    let counters: Map<String, Value> = set
         .names()
         .iter()
         .zip(values)
-        .map(|(name, value)| (name.clone(), serde_json::Value::from(*value)))
+        .map(|(name, value)| (name.clone(), Value::from(*value)))
         .collect();
-    serde_json::json!({ "counters": counters }).to_string()
+    json!({ "models": models, "counters": counters }).to_string()
 }
 
 #[cfg(test)]
@@ -388,11 +433,36 @@ mod tests {
     }
 
     #[wasm_bindgen_test(unsupported = test)]
-    fn status_lists_every_counter() {
+    fn status_shows_health_and_every_counter() {
+        use crate::health::Health;
         let s = set();
-        let values: Vec<u64> = (0..s.names().len() as u64).collect();
-        let doc: serde_json::Value = serde_json::from_str(&status_json(&s, &values)).unwrap();
-        assert_eq!(doc["counters"]["llm_fallback.requests;model=mini"], 1);
+        let mut values = vec![0u64; s.names().len()];
+        values[s.id(Counter::Requests(s.slot(Some("mini")))).0] = 7;
+        values[s
+            .id(Counter::Responses(
+                s.slot(Some("mini")),
+                ErrorClass::QuotaExhausted,
+            ))
+            .0] = 2;
+        let cooling = Health {
+            cooldown_until_ms: 5000,
+            opens: 1,
+            reason: Some(ErrorClass::QuotaExhausted),
+            ..Health::default()
+        };
+        let health = vec![
+            ("gpt-4.1".to_owned(), Health::default()),
+            ("mini".to_owned(), cooling),
+        ];
+        let doc: serde_json::Value =
+            serde_json::from_str(&status_json(&s, &values, &health, 1000)).unwrap();
+        assert_eq!(doc["models"]["gpt-4.1"]["state"], "healthy");
+        assert_eq!(doc["models"]["mini"]["state"], "cooling_down");
+        assert_eq!(doc["models"]["mini"]["cooldown_remaining_ms"], 4000);
+        assert_eq!(doc["models"]["mini"]["last_reason"], "quota_exhausted");
+        assert_eq!(doc["models"]["mini"]["requests"], 7);
+        assert_eq!(doc["models"]["mini"]["answers"]["quota_exhausted"], 2);
+        assert_eq!(doc["counters"]["llm_fallback.requests;model=mini"], 7);
         assert_eq!(doc["counters"].as_object().unwrap().len(), s.names().len());
     }
 }

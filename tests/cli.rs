@@ -109,3 +109,91 @@ fn check_names_the_bad_field() {
     assert_eq!(code, 0);
     assert!(stdout.contains("classify") && stdout.contains("check"));
 }
+
+fn check_file(name: &str, text: &str) -> (i32, String) {
+    let dir = std::env::temp_dir().join(format!("llmfb-envoy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    let (code, stdout, stderr) = run(&["check", path.to_str().unwrap()], "");
+    (code, stdout + &stderr)
+}
+
+#[test]
+fn check_accepts_every_shipped_configuration() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    for file in ["envoy/envoy.yaml", "examples/plugin-config.yaml"] {
+        let (code, stdout, stderr) = run(&["check", &format!("{root}/{file}")], "");
+        assert_eq!(code, 0, "{file}: {stdout}{stderr}");
+        assert!(stdout.contains("ok"), "{stdout}");
+    }
+}
+
+#[test]
+fn check_rejects_broken_envoy_configs_with_the_field_and_the_fix() {
+    let shipped = include_str!("../envoy/envoy.yaml");
+    let cases = [
+        (
+            "root_id: upstream",
+            "root_id: upstrem",
+            "`upstrem` is not a role",
+        ),
+        (
+            "allow_on_headers_stop_iteration: true\n              failure_policy",
+            "failure_policy",
+            "allow_on_headers_stop_iteration: must be true",
+        ),
+        (
+            "status_path: /llm-fallback/status",
+            "status_pathh: /x",
+            "unknown field `status_pathh`",
+        ),
+        (
+            "gpt-4o-mini: [llama-3.1-8b]",
+            "gpt-4o-mini: [llama-9]",
+            "field `fallback.chains.gpt-4o-mini[0]`: `llama-9` is not in `models`",
+        ),
+        (
+            "cluster: llm_b, context_window: 200000}",
+            "cluster: llm_c, context_window: 200000}",
+            "cluster `llm_c` of model `claude-sonnet-4-5` is not defined",
+        ),
+        (
+            "name: x-llm-retry\n",
+            "name: x-llm-retry-please\n",
+            "no `retriable_headers` entry for `x-llm-retry`",
+        ),
+        (
+            "cluster_header: x-llm-cluster",
+            "cluster: llm",
+            "no route uses `cluster_header: x-llm-cluster`",
+        ),
+        (
+            "  - {tag_name: model, regex: \"(;model=([^;]*))\"}\n",
+            "",
+            "no tag for `;model=`",
+        ),
+        (
+            "base_cooldown_ms: 10000",
+            "base_cooldown_ms: 900000",
+            "field `fallback.base_cooldown_ms`",
+        ),
+        (
+            "{name: gpt-4o, tier: flagship,",
+            "{name: gpt-4o, tier: premium,",
+            "field `models[0].tier`: `premium` is not one of fallback.tiers",
+        ),
+    ];
+    for (from, to, expected) in cases {
+        assert!(
+            shipped.contains(from),
+            "the shipped config changed: {from:?}"
+        );
+        let (code, output) = check_file("broken.yaml", &shipped.replacen(from, to, 1));
+        assert_eq!(code, 1, "{expected}: {output}");
+        assert!(
+            output.contains(expected),
+            "expected {expected:?} in:\n{output}"
+        );
+    }
+}

@@ -12,8 +12,11 @@ llm-fallback: command-line tools for the llm-fallback Envoy filter
 
 USAGE:
     llm-fallback check <file>
-        Validate a plugin configuration (JSON) with the filter's own validation.
-        Prints `ok` or the field that is wrong and why; exits 1 when invalid.
+        Validate a configuration with the filter's own validation. <file> is an Envoy config
+        (YAML or JSON; every llm-fallback plugin in it is checked, plus the roles, clusters,
+        route settings and stats tags they need) or a bare plugin configuration (YAML, JSON,
+        or a serialized google.protobuf.Struct). Prints `ok` or each problem with where it is
+        and how to fix it; exits 1 when anything is wrong.
 
     llm-fallback classify [--config <file>]
         Ask what the filter would make of upstream answers. Reads JSON lines on stdin:
@@ -46,21 +49,63 @@ fn main() -> ExitCode {
 }
 
 fn load(file: &str) -> Result<Config, String> {
-    let bytes = std::fs::read(file).map_err(|e| format!("{file}: {e}"))?;
-    Config::from_bytes(&bytes).map_err(|e| format!("{file}: {e}"))
+    let text = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
+    let value: serde_json::Value =
+        serde_yaml::from_str(&text).map_err(|e| format!("{file}: not YAML or JSON: {e}"))?;
+    Config::from_value(value).map_err(|e| format!("{file}: {e}"))
 }
 
 fn check(file: &str) -> ExitCode {
-    match load(file) {
-        Ok(config) => {
-            println!("ok: {} model(s) configured", config.models.len());
-            ExitCode::SUCCESS
-        }
+    let bytes = match std::fs::read(file) {
+        Ok(bytes) => bytes,
         Err(e) => {
-            eprintln!("{e}");
-            ExitCode::FAILURE
+            eprintln!("{file}: {e}");
+            return ExitCode::from(2);
         }
+    };
+    let document = match std::str::from_utf8(&bytes) {
+        Ok(text) => match serde_yaml::from_str::<serde_json::Value>(text) {
+            Ok(value) => value,
+            Err(e) => {
+                eprintln!("{file}: not YAML or JSON: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+        // Not text: a serialized google.protobuf.Struct, as Envoy hands it to the plugin.
+        Err(_) => match Config::from_bytes(&bytes) {
+            Ok(_) => {
+                println!("{file}: ok (protobuf Struct plugin configuration)");
+                return ExitCode::SUCCESS;
+            }
+            Err(e) => {
+                eprintln!("{file}: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+    };
+    let report = llm_fallback::check::check(&document);
+    if report.findings.is_empty() {
+        let roles: Vec<&str> = report
+            .plugins
+            .iter()
+            .map(|(_, r)| r.as_str())
+            .filter(|r| !r.is_empty())
+            .collect();
+        if roles.is_empty() {
+            println!("{file}: ok");
+        } else {
+            println!(
+                "{file}: ok ({} llm-fallback filter(s): {})",
+                roles.len(),
+                roles.join(", ")
+            );
+        }
+        return ExitCode::SUCCESS;
     }
+    for finding in &report.findings {
+        eprintln!("{file}: {finding}");
+    }
+    ExitCode::FAILURE
 }
 
 /// One input line of `classify`.

@@ -95,41 +95,14 @@ impl Stream {
         let slot = metrics.set.slot(model);
         self.slot = Some(slot);
         metrics.increment(match plugin.role {
-            Role::Client => Counter::Requests(slot),
             Role::Upstream => Counter::Attempts(slot),
+            Role::Client | Role::Status => Counter::Requests(slot),
         });
         // Bodies are the same on every attempt: count them once, in the client position.
         if let (Some(skip), Role::Client) = (skip, plugin.role) {
             metrics.increment(Counter::BodySkipped(skip));
             log::debug!("model not read from request body: {}", skip.as_str());
         }
-    }
-
-    /// Answers the status path, if this is the client filter and the path matches.
-    fn serve_status(&self) -> bool {
-        let Some(plugin) = &self.plugin else {
-            return false;
-        };
-        let Some(status_path) = plugin.config.status_path.as_deref() else {
-            return false;
-        };
-        if plugin.role != Role::Client {
-            return false;
-        }
-        let path = host::header(MapType::HttpRequestHeaders, ":path").unwrap_or_default();
-        let path = path.split(|b| *b == b'?').next().unwrap_or_default();
-        if path != status_path.as_bytes() {
-            return false;
-        }
-        let body = crate::stats::status_json(&plugin.metrics.set, &plugin.metrics.shared_values());
-        host::send_response(
-            200,
-            vec![
-                ("content-type", "application/json"),
-                ("cache-control", "no-store"),
-            ],
-            body.as_bytes(),
-        )
     }
 
     /// Classifies an answer, counts it, and says what it was in the response headers.
@@ -477,6 +450,7 @@ impl Context for Stream {
                     requests::remove(id);
                 }
             }
+            Role::Status => {}
             Role::Upstream => {
                 // No answer at all: a per-try timeout or a reset. It counts against the model,
                 // and the next attempt (if Envoy makes one) asks whatever that decides.
@@ -503,10 +477,6 @@ impl HttpContext for Stream {
             self.scanner = None;
             return Action::Continue;
         };
-        if self.serve_status() {
-            self.scanner = None;
-            return Action::Pause;
-        }
         let fallback = self.fallback_enabled();
         if fallback {
             self.request_id = host::header(MapType::HttpRequestHeaders, "x-request-id")
@@ -535,7 +505,7 @@ impl HttpContext for Stream {
             return Action::Continue;
         }
         let managed = match plugin.role {
-            Role::Client => fallback,
+            Role::Client | Role::Status => fallback,
             Role::Upstream => self
                 .request_id
                 .as_deref()
@@ -567,7 +537,7 @@ impl HttpContext for Stream {
                 self.upstream_body_complete(body, body_size);
                 Action::Continue
             }
-            None => Action::Continue,
+            Some(Role::Status) | None => Action::Continue,
         }
     }
 
@@ -584,7 +554,7 @@ impl HttpContext for Stream {
                     self.upstream_body_complete(body, len);
                     Action::Continue
                 }
-                None => Action::Continue,
+                Some(Role::Status) | None => Action::Continue,
             };
         }
         Action::Continue
@@ -598,7 +568,7 @@ impl HttpContext for Stream {
             .and_then(|s| std::str::from_utf8(&s).ok()?.parse::<u16>().ok())
             .unwrap_or(0);
         self.status = status;
-        if plugin.role == Role::Client {
+        if plugin.role != Role::Upstream {
             // Upstream answers were judged by the upstream filter; only Envoy's own replies
             // (timeouts, connect failures, no healthy upstream) are left to judge here.
             let details = host::property(vec!["response", "code_details"])

@@ -14,6 +14,7 @@ mod host;
 mod http;
 mod metrics;
 mod requests;
+mod status;
 
 use crate::classify::rules::Rules;
 use crate::config::Config;
@@ -31,6 +32,7 @@ const FLUSH_PERIOD: Duration = Duration::from_secs(1);
 pub enum Role {
     Client,
     Upstream,
+    Status,
 }
 
 impl Role {
@@ -38,6 +40,7 @@ impl Role {
         match root_id {
             "client" => Some(Role::Client),
             "upstream" => Some(Role::Upstream),
+            "status" => Some(Role::Status),
             _ => None,
         }
     }
@@ -76,7 +79,8 @@ impl RootContext for Root {
                 LogLevel::Critical,
                 &format!(
                     "invalid llm-fallback configuration: field `root_id`: `{root_id}` is not \
-                     `client` (HTTP connection manager filter) or `upstream` (cluster filter)"
+                     `client` (HTTP connection manager filter), `upstream` (cluster filter) or \
+                     `status` (status endpoint on an internal listener)"
                 ),
             );
             return false;
@@ -89,6 +93,14 @@ impl RootContext for Root {
                 return false;
             }
         };
+        if role == Role::Status && config.status_path.is_none() {
+            host::log(
+                LogLevel::Critical,
+                "invalid llm-fallback configuration: field `status_path`: required by the status \
+                 filter (root_id `status`), e.g. /llm-fallback/status",
+            );
+            return false;
+        }
         let metrics = Metrics::new(&config);
         for model in &config.models {
             health_store::init(&model.name);
@@ -124,6 +136,11 @@ impl RootContext for Root {
 
     fn create_http_context(&self, _context_id: u32) -> Option<Box<dyn HttpContext>> {
         // Returning None makes the SDK panic; an unconfigured plugin passes traffic through.
+        if self.plugin.as_ref().is_some_and(|p| p.role == Role::Status) {
+            return Some(Box::new(status::StatusStream {
+                plugin: self.plugin.clone(),
+            }));
+        }
         Some(Box::new(http::Stream::new(self.plugin.clone())))
     }
 

@@ -80,9 +80,11 @@ class Mock:
         self.log.close()
 
 
-def render_config(text: str, *, listener: int, admin: int, upstreams: dict[int, int], wasm: Path = WASM) -> str:
+def render_config(text: str, *, listener: int, admin: int, upstreams: dict[int, int], wasm: Path = WASM, internal: int | None = None) -> str:
     """Substitutes ports and the .wasm path in a shipped Envoy config; nothing else changes."""
     out = text.replace("port_value: 10000}", f"port_value: {listener}}}")
+    if "port_value: 10001}" in out:
+        out = out.replace("port_value: 10001}", f"port_value: {internal or free_port()}}}")
     out = out.replace("port_value: 9901}", f"port_value: {admin}}}")
     for shipped, actual in upstreams.items():
         out = out.replace(f"port_value: {shipped}}}", f"port_value: {actual}}}")
@@ -107,11 +109,13 @@ class Envoy:
     ):
         self.port = free_port()
         self.admin_port = free_port()
+        self.internal_port = free_port()
         text = render_config(
             config_path.read_text(),
             listener=self.port,
             admin=self.admin_port,
             upstreams={8080: upstream_port, 8081: second_upstream_port or upstream_port},
+            internal=self.internal_port,
         )
         if edit is not None:
             text = edit(text)
@@ -134,6 +138,7 @@ class Envoy:
         )
         self.url = f"http://127.0.0.1:{self.port}"
         self.admin = f"http://127.0.0.1:{self.admin_port}"
+        self.internal = f"http://127.0.0.1:{self.internal_port}"
         try:
             wait_for(self._ready, 20, "envoy ready")
         except TimeoutError:
@@ -150,6 +155,10 @@ class Envoy:
             return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
         except OSError:
             return "(no log)"
+
+    def status(self) -> dict:
+        """The filter's status document, from the internal listener."""
+        return requests.get(self.internal + "/llm-fallback/status", timeout=5).json()
 
     def prometheus(self) -> str:
         return requests.get(self.admin + "/stats/prometheus", timeout=5).text

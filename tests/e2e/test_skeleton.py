@@ -71,7 +71,7 @@ def test_model_after_large_messages_is_counted(envoy, mock):
 
 def test_counters_per_model_in_prometheus_and_shared_data(envoy, mock):
     def status():
-        return requests.get(envoy.url + "/llm-fallback/status", timeout=5).json()["counters"]
+        return envoy.status()["counters"]
 
     before = status()
     for model, n in [("gpt-4o", 3), ("claude-sonnet-4-5", 2), ("some-unlisted-model", 2)]:
@@ -167,5 +167,27 @@ def test_both_filter_positions_are_loaded(envoy):
     wait_for(lambda: "configured as Upstream filter" in envoy.log_path.read_text(), 5, "log flush")
     log = envoy.log_path.read_text()
     assert "configured as Client filter" in log
+    assert "configured as Status filter" in log
     assert "configured as Upstream filter" in log
     assert "wasm log" in log and "Plugin configured to fail closed failed" not in log
+
+
+def test_status_answers_on_the_internal_listener_only(envoy, mock):
+    post(envoy, "/v1/chat/completions", chat_body("gpt-4o"))
+    doc = envoy.status()
+    assert doc["models"]["gpt-4o"]["state"] == "healthy"
+    assert set(doc["models"]) == {"gpt-4o", "llama-3.1-8b", "gpt-4o-mini", "claude-sonnet-4-5", "claude-haiku-4-5"}
+    # The public listener does not answer it: the request goes upstream like any other.
+    mock.reset()
+    public = requests.get(envoy.url + "/llm-fallback/status", timeout=5)
+    assert "models" not in public.text
+    assert [r["path"] for r in mock.requests()] == ["/llm-fallback/status"]
+    # Everything else on the internal listener is 404.
+    assert requests.get(envoy.internal + "/v1/models", timeout=5).status_code == 404
+
+
+def test_status_filter_requires_a_status_path():
+    text = SHIPPED_CONFIG.read_text().replace("status_path: /llm-fallback/status", "")
+    result = validate_config(text)
+    assert result.returncode != 0
+    assert "field `status_path`: required by the status filter" in result.stdout + result.stderr

@@ -1,0 +1,53 @@
+//! The status filter (`root_id: status`): answers `status_path` with the shared health and
+//! counters as JSON, and lets every other request through untouched.
+//!
+//! It is meant for an internal listener: whoever can reach a listener that loads it can read
+//! the document. The public listener's filter (`root_id: client`) never answers it.
+
+use super::{health_store, host, Plugin};
+use proxy_wasm::traits::{Context, HttpContext};
+use proxy_wasm::types::{Action, MapType};
+use std::rc::Rc;
+
+pub struct StatusStream {
+    pub plugin: Option<Rc<Plugin>>,
+}
+
+impl Context for StatusStream {}
+
+impl HttpContext for StatusStream {
+    fn on_http_request_headers(&mut self, _num_headers: usize, _end_of_stream: bool) -> Action {
+        let Some(plugin) = &self.plugin else {
+            return Action::Continue;
+        };
+        let Some(status_path) = plugin.config.status_path.as_deref() else {
+            return Action::Continue;
+        };
+        let path = host::header(MapType::HttpRequestHeaders, ":path").unwrap_or_default();
+        let path = path.split(|b| *b == b'?').next().unwrap_or_default();
+        if path != status_path.as_bytes() {
+            return Action::Continue;
+        }
+        let health: Vec<_> = plugin
+            .config
+            .models
+            .iter()
+            .map(|m| (m.name.clone(), health_store::read(&m.name)))
+            .collect();
+        let body = crate::stats::status_json(
+            &plugin.metrics.set,
+            &plugin.metrics.shared_values(),
+            &health,
+            host::now_unix_ms(),
+        );
+        host::send_response(
+            200,
+            vec![
+                ("content-type", "application/json"),
+                ("cache-control", "no-store"),
+            ],
+            body.as_bytes(),
+        );
+        Action::Pause
+    }
+}
