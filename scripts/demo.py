@@ -1,8 +1,11 @@
-"""`make demo`: the filter in a real Envoy, in front of the mock LLM, with traffic and counters.
+"""`make demo`: a launch-day drill through a real Envoy 1.40 with the shipped envoy/envoy.yaml.
 
-Starts the project's mock LLM upstream and Envoy 1.40 with the shipped envoy/envoy.yaml (only
-ports and the .wasm path substituted), sends a few requests through it, and shows what the
-client got, what the upstream received, and the filter's own counters.
+Starts two mock LLM providers (the `llm` and `llm_b` clusters) and Envoy with the shipped config
+(only ports and the .wasm path substituted), then plays a bad day: normal traffic; the flagship
+overloads and traffic falls back; its quota runs out and nothing retries it; a short rate limit
+is waited out; a call that may act is not retried; the flagship recovers and traffic switches
+back. It ends with a table read from the filter's own counters, checked against what the mock
+providers recorded.
 """
 
 from __future__ import annotations
@@ -11,75 +14,133 @@ import json
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests/e2e"))
-from harness import Envoy, Mock, chat_body  # noqa: E402
+from harness import Envoy, Mock, chat_body, wait_for  # noqa: E402
 
-BOLD, DIM, RESET = "\033[1m", "\033[2m", "\033[0m"
+BOLD, DIM, GREEN, YELLOW, RED, RESET = "\033[1m", "\033[2m", "\033[32m", "\033[33m", "\033[31m", "\033[0m"
+JSON = {"content-type": "application/json"}
+OVERLOADED = json.dumps({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+QUOTA = json.dumps({"error": {"message": "You exceeded your current quota, please check your plan and billing details.",
+                              "type": "insufficient_quota", "code": "insufficient_quota"}})
+RATE = json.dumps({"error": {"message": "Rate limit reached for requests per min (RPM).", "type": "requests", "code": "rate_limit_exceeded"}})
+START = time.monotonic()
 
 
 def say(text: str) -> None:
-    print(f"\n{BOLD}{text}{RESET}", flush=True)
+    print(f"\n{BOLD}[{time.monotonic() - START:5.1f}s] {text}{RESET}", flush=True)
 
 
-def main() -> None:
-    workdir = Path(tempfile.mkdtemp(prefix="llm-fallback-demo-"))
-    mock = Mock(workdir)
-    envoy = Envoy(workdir, mock.port)
+def ask(envoy: Envoy, n: int, model: str, path: str = "/v1/chat/completions", body: bytes | None = None) -> requests.Response:
+    r = requests.post(envoy.url + path, data=body or chat_body(model), headers=JSON, timeout=60)
+    served = r.headers.get("x-llm-model", "-")
+    color = GREEN if r.status_code == 200 and served == model else YELLOW if r.status_code == 200 else RED
+    why = []
+    if r.headers.get("x-llm-fallback-from"):
+        why.append(f"fallback from {r.headers['x-llm-fallback-from']}: {r.headers.get('x-llm-fallback-reason')}")
+    if r.headers.get("x-llm-error-class"):
+        why.append(f"error {r.headers['x-llm-error-class']}")
+    if r.headers.get("x-llm-retry-blocked"):
+        why.append(f"retry blocked: {r.headers['x-llm-retry-blocked']}, x-should-retry: {r.headers.get('x-should-retry')}")
+    print(f"   {DIM}#{n:<3}{RESET} {model:<18} -> {color}{r.status_code} {served:<18}{RESET} "
+          f"attempts {r.headers.get('x-llm-attempts', '-'):<2} {DIM}{'; '.join(why)}{RESET}", flush=True)
+    return r
+
+
+def main() -> int:
+    workdir = Path(tempfile.mkdtemp(prefix="llm-fallback-drill-"))
+    mock, mock_b = Mock(workdir), Mock(workdir)
+    envoy = Envoy(workdir, mock.port, second_upstream_port=mock_b.port)
+    n = 0
+    matches = False
     try:
-        say(f"Envoy 1.40 on {envoy.url} (admin {envoy.admin}) -> filter -> mock LLM on {mock.url}")
+        say(f"Envoy 1.40 on {envoy.url}: client -> Envoy -> llm-fallback -> provider A {mock.url} / provider B {mock_b.url}")
+        print(f"   {DIM}chains (envoy/envoy.yaml): gpt-4o -> llama-3.1-8b -> gpt-4o-mini; claude-sonnet-4-5 -> claude-haiku-4-5{RESET}")
 
-        say("1. A chat completion: client -> Envoy -> llm-fallback (client + upstream) -> mock")
-        r = requests.post(envoy.url + "/v1/chat/completions", data=chat_body("gpt-4o"),
-                          headers={"content-type": "application/json"}, timeout=10)
-        print(f"   client got {r.status_code}: {r.json()['choices'][0]['message']['content']!r}")
-        seen = mock.requests()[-1]
-        print(f"   upstream saw {seen['method']} {seen['path']} model={seen['model']} "
-              f"attempt={seen['headers'].get('x-envoy-attempt-count')}")
+        say("1. Normal traffic: the flagship gpt-4o serves everything")
+        for _ in range(5):
+            n += 1
+            ask(envoy, n, "gpt-4o")
+        first = mock.requests()[0]
+        print(f"   {DIM}provider A saw: {first['method']} {first['path']} model={first['model']} "
+              f"attempt={first['headers'].get('x-envoy-attempt-count')}{RESET}")
 
-        say("2. A stream: frames reach the client as the model writes them (no buffering)")
-        mock.script("claude-sonnet-4-5", default={"chunk_delay_ms": 250, "chunks": 4})
-        start = time.monotonic()
-        with requests.post(envoy.url + "/v1/chat/completions", data=chat_body("claude-sonnet-4-5", stream=True),
-                           headers={"content-type": "application/json"}, stream=True, timeout=10) as r:
-            for line in r.iter_lines():
-                if line:
-                    print(f"   {DIM}+{time.monotonic() - start:4.2f}s{RESET} {line.decode()[:90]}")
+        say("2. Launch day: gpt-4o answers 529 overloaded. Two quick retries, then its circuit opens and traffic falls back")
+        mock.script("gpt-4o", default={"status": 529, "body": OVERLOADED})
+        for _ in range(6):
+            n += 1
+            ask(envoy, n, "gpt-4o")
+        print(f"   {DIM}(after the circuit opened, no attempt is wasted on gpt-4o){RESET}")
 
-        say("3. The model key after 200 KB of messages, and a model the config does not list")
-        for model, filler in [("gpt-4o-mini", 200_000), ("my-finetune-v2", 0)]:
-            r = requests.post(envoy.url + "/v1/chat/completions", data=chat_body(model, filler=filler),
-                              headers={"content-type": "application/json"}, timeout=10)
-            print(f"   {model}: {r.status_code}, body {len(chat_body(model, filler=filler))} bytes")
+        say("3. gpt-4o's cooldown ends (~10 s); one probe finds its quota exhausted (resets in 15 s): nothing retries it")
+        mock.script("gpt-4o", default={"status": 429, "headers": {"retry-after": "15"}, "body": QUOTA})
+        wait_for(lambda: envoy.status()["models"]["gpt-4o"]["state"] != "cooling_down", 30, "circuit cooldown")
+        for _ in range(5):
+            n += 1
+            ask(envoy, n, "gpt-4o")
+        quota_at = time.monotonic()
 
-        say("4. gpt-4o runs out of quota: the request is served by its fallback, nothing retries gpt-4o")
-        mock.script("gpt-4o", default={"status": 429, "body": json.dumps({"error": {"message": "You exceeded your current quota, please check your plan and billing details.", "type": "insufficient_quota", "code": "insufficient_quota"}})})
-        for i in range(3):
-            r = requests.post(envoy.url + "/v1/chat/completions", data=chat_body("gpt-4o"),
-                              headers={"content-type": "application/json"}, timeout=10)
-            print(f"   request {i + 1}: {r.status_code} served by {r.headers.get('x-llm-model')} "
-                  f"(asked gpt-4o, reason {r.headers.get('x-llm-fallback-reason')}, attempts {r.headers.get('x-llm-attempts')})")
-        asked = [x["model"] for x in mock.requests()[-4:]]
-        print(f"   the upstream saw: {asked}")
+        say("4. Provider B rate-limits claude-sonnet-4-5 for 1 s: the wait is short, so the same model is asked again")
+        mock_b.script("claude-sonnet-4-5", steps=[{"status": 429, "headers": {"retry-after": "1"}, "body": RATE}])
+        n += 1
+        t = time.monotonic()
+        ask(envoy, n, "claude-sonnet-4-5")
+        print(f"   {DIM}(served after {time.monotonic() - t:.1f}s on the same model){RESET}")
+
+        say("5. A call that acts (an assistant run) meets a 500: it is not re-sent, and the SDK is told not to retry")
+        mock.script("gpt-4o-mini", steps=[{"status": 500}])
+        n += 1
+        ask(envoy, n, "gpt-4o-mini", "/v1/threads/thread_1/runs", json.dumps({"assistant_id": "asst_1", "model": "gpt-4o-mini"}).encode())
+
+        say("6. gpt-4o's quota resets: the next request probes it, it answers, and traffic switches back")
+        mock.script("gpt-4o", default={})
+        time.sleep(max(0.0, 15.5 - (time.monotonic() - quota_at)))
+        for _ in range(5):
+            n += 1
+            ask(envoy, n, "gpt-4o")
 
         time.sleep(1.2)  # shared counters are folded in once a second
-        say(f"5. The filter's counters ({envoy.admin}/stats/prometheus)")
-        for line in envoy.prometheus().splitlines():
-            if line.startswith("llm_fallback_") and not line.endswith(" 0"):
-                print("   " + line)
-        say(f"6. Shared-data counters ({envoy.internal}/llm-fallback/status, internal listener)")
-        counters = envoy.status()["counters"]
-        for name, value in counters.items():
-            if value:
-                print(f"   {name} = {value}")
-        print(f"\n{DIM}Envoy log: {envoy.log_path}{RESET}")
+        matches = report(envoy, [mock, mock_b])
+        print(f"\n{BOLD}Where to look next{RESET}")
+        print(f"   Prometheus metrics: {envoy.admin}/stats/prometheus  (llm_fallback_* series)")
+        print(f"   Status (internal listener): {envoy.internal}/llm-fallback/status")
+        print(f"   Envoy log (every decision is one line): {envoy.log_path}")
+        print("   The same stack with Prometheus and Grafana: docker compose up (see README)")
     finally:
         envoy.stop()
         mock.stop()
+        mock_b.stop()
+    return 0 if matches else 1
+
+
+def report(envoy: Envoy, mocks: list[Mock]) -> bool:
+    doc = envoy.status()
+    counters = doc["counters"]
+    seen = Counter(r["model"] for m in mocks for r in m.requests())
+    say("What happened, from the filter's own counters (status endpoint)")
+    header = f"   {'model':<18} {'requests':>8} {'attempts':>8} {'upstream saw':>12} {'ok':>4} {'overl.':>6} {'quota':>5} {'rate':>4} {'fallbacks from':>14} {'blocked':>7}"
+    print(header)
+    print("   " + "-" * (len(header) - 3))
+    all_match = True
+    for model, info in doc["models"].items():
+        answers = info["answers"]
+        attempts = info["attempts"]
+        match = attempts == seen.get(model, 0)
+        all_match &= match
+        print(f"   {model:<18} {info['requests']:>8} {attempts:>8} {seen.get(model, 0):>12}{'' if match else '!'} "
+              f"{answers['ok']:>4} {answers['overloaded']:>6} {answers['quota_exhausted']:>5} {answers['rate_limited']:>4} "
+              f"{info['fallbacks_from']:>14} {info['retries_blocked']:>7}")
+    fallbacks = {k.split(";", 1)[1]: v for k, v in counters.items() if k.startswith("llm_fallback.fallbacks;") and v}
+    for key, value in sorted(fallbacks.items()):
+        print(f"   {DIM}fallback {key.replace(';', ' ')}: {value}{RESET}")
+    verdict = f"{GREEN}yes{RESET}" if all_match else f"{RED}NO{RESET}"
+    print(f"\n   attempts counted by the filter match what the providers recorded: {verdict}")
+    return all_match
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
