@@ -496,6 +496,12 @@ impl HttpContext for Stream {
             self.scanner = None;
             self.count_request(None, Some(BodySkip::Encoded));
             if fallback && plugin.role == Role::Client {
+                // Unread body: judged from method, path and headers alone (a body-dependent
+                // path counts as unsafe), routed to the default cluster.
+                let judgement = guard::judge_request(&plugin, self.slot(), b"");
+                if !judgement.safe {
+                    self.unsafe_reason = Some(judgement.reason);
+                }
                 host::set_header(
                     MapType::HttpRequestHeaders,
                     &plugin.config.fallback.cluster_header,
