@@ -131,3 +131,15 @@ def test_the_openai_sdk_makes_one_attempt_when_blocked_and_retries_where_allowed
     with pytest.raises(openai.InternalServerError):
         client.chat.completions.create(model="acme-unlisted", messages=[{"role": "user", "content": "hi"}])
     assert len(mock.requests()) == 3, "a safe request is retried by the SDK as usual"
+
+
+def test_a_compressed_unsafe_request_is_still_protected(fresh, mock):
+    import gzip
+
+    envoy = fresh()
+    mock.script("*", default={"status": 500})
+    body = gzip.compress(json.dumps({"assistant_id": "asst_1", "model": "gpt-4o"}).encode())
+    r = requests.post(envoy.url + UNSAFE_PATH, data=body, headers={**JSON, "content-encoding": "gzip"}, timeout=30)
+    assert r.status_code == 500
+    assert r.headers["x-llm-retry-blocked"] == "non-idempotent"
+    assert len(mock.requests()) == 1
