@@ -9,6 +9,14 @@
 use crate::classify::ErrorClass;
 use crate::config::FallbackConfig;
 
+/// The little-endian u64 at `at` (0 when out of range); shared-data records are fixed layouts.
+pub(crate) fn le_u64(bytes: &[u8], at: usize) -> u64 {
+    bytes
+        .get(at..at + 8)
+        .and_then(|b| <[u8; 8]>::try_from(b).ok())
+        .map_or(0, u64::from_le_bytes)
+}
+
 /// How long a probe lease lasts before another request may probe (a probe that never reports).
 pub const PROBE_LEASE_MS: u64 = 30_000;
 
@@ -66,12 +74,7 @@ impl Health {
 
     /// Decodes a record; anything malformed reads as a healthy model.
     pub fn decode(bytes: &[u8]) -> Self {
-        let u64_at = |at: usize| {
-            bytes
-                .get(at..at + 8)
-                .and_then(|b| <[u8; 8]>::try_from(b).ok())
-                .map_or(0, u64::from_le_bytes)
-        };
+        let u64_at = |at: usize| le_u64(bytes, at);
         let u32_at = |at: usize| {
             bytes
                 .get(at..at + 4)

@@ -327,12 +327,7 @@ impl Slot {
     }
 
     pub fn decode(bytes: &[u8]) -> Self {
-        let u64_at = |at: usize| {
-            bytes
-                .get(at..at + 8)
-                .and_then(|b| <[u8; 8]>::try_from(b).ok())
-                .map_or(0, u64::from_le_bytes)
-        };
+        let u64_at = |at: usize| crate::health::le_u64(bytes, at);
         if bytes.len() != 17 {
             return Self::default();
         }

@@ -281,17 +281,20 @@ pub fn after_answer(
             })
             .collect();
         let admission = |m: &ModelConfig| health_store::read(&m.name).admission(now);
-        let next = plan::after_failure(
-            config,
-            &chain,
-            current,
-            &state.tried,
-            verdict,
-            opened.is_some(),
-            state.priority,
-            state.features.as_ref(),
-            &admission,
-        );
+        let decide = |chain: &[&ModelConfig]| {
+            plan::after_failure(
+                config,
+                chain,
+                current,
+                &state.tried,
+                verdict,
+                opened.is_some(),
+                state.priority,
+                state.features.as_ref(),
+                &admission,
+            )
+        };
+        let next = decide(&chain);
         // A fallback on another cluster cannot be asked inside this request (Envoy retries
         // stay on the routed cluster); the client's next request will be routed to it.
         // Only when this model is now cooling down: otherwise the retry would come back here.
@@ -299,17 +302,7 @@ pub fn after_answer(
         let elsewhere = match next {
             Next::Stop if cooling => {
                 let all = plan::chain(config, &state.requested, state.task.as_deref());
-                match plan::after_failure(
-                    config,
-                    &all,
-                    current,
-                    &state.tried,
-                    verdict,
-                    opened.is_some(),
-                    state.priority,
-                    state.features.as_ref(),
-                    &admission,
-                ) {
+                match decide(&all) {
                     Next::Switch(to) => Some(to),
                     _ => None,
                 }
