@@ -22,6 +22,14 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
+# Debian's docker-compose (1.29) validates docker-compose.yml in the tests; no engine is needed.
+if ! command -v docker-compose >/dev/null 2>&1; then
+  log "installing Debian's docker-compose (to validate the compose file)"
+  if [ "$(id -u)" = 0 ]; then apt_get="apt-get"; else apt_get="sudo apt-get"; fi
+  DEBIAN_FRONTEND=noninteractive $apt_get install -y -qq docker-compose >/dev/null \
+    || { DEBIAN_FRONTEND=noninteractive $apt_get update -qq && DEBIAN_FRONTEND=noninteractive $apt_get install -y -qq docker-compose >/dev/null; }
+fi
+
 # wasm-bindgen-test's runner must match the wasm-bindgen version in Cargo.lock exactly.
 wbg=$(awk '/^name = "wasm-bindgen"$/ {getline; gsub(/version = |"/, ""); print; exit}' Cargo.lock)
 if [ ! -x .tools/bin/wasm-bindgen-test-runner ] || ! .tools/bin/wasm-bindgen-test-runner --version 2>/dev/null | grep -q "$wbg"; then
