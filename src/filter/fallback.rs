@@ -31,7 +31,7 @@ fn request_header(name: &str) -> Option<String> {
 }
 
 /// Client position: picks the first model of the request's chain that can serve now.
-pub fn start(plugin: &Plugin, id: &str, requested: &str, body: &[u8], unsafe_: bool) -> Start {
+pub fn start(plugin: &Plugin, id: &str, requested: &str, body: Vec<u8>, unsafe_: bool) -> Start {
     let config = &plugin.config;
     let Some(primary) = config.model(requested) else {
         return Start::Unmanaged;
@@ -49,7 +49,7 @@ pub fn start(plugin: &Plugin, id: &str, requested: &str, body: &[u8], unsafe_: b
     let mut soonest: Option<u64> = None;
     for (i, candidate) in chain.iter().enumerate() {
         if i > 0 && features.is_none() {
-            features = Some(Features::of_body(body));
+            features = Some(Features::of_body(&body));
         }
         if let Err(pass) = plan::fits(config, candidate, primary, priority, features.as_ref()) {
             log::debug!("request {id}: {} passed over ({pass:?})", candidate.name);
@@ -142,6 +142,7 @@ pub fn start(plugin: &Plugin, id: &str, requested: &str, body: &[u8], unsafe_: b
             fallback_reason: None,
             probe,
             features,
+            body: (chain.len() > 1).then_some(body),
             retry_after_ms: None,
             unsafe_,
             proven_rejection: false,
@@ -162,6 +163,25 @@ fn error_rate_crossed(plugin: &Plugin, model: &str, is_error: bool, now: u64) ->
     windows
         .get_mut(index)
         .is_some_and(|w| w.record(now, is_error, &plugin.config.fallback))
+}
+
+/// Upstream position, at an attempt's request headers: the model this attempt asks, and
+/// whether the body must be held and rewritten (another model, another upstream name, or a
+/// fallback whose output limit may need `max_tokens` clamped). When it need not, the attempt
+/// is recorded now and the body streams through unread.
+pub fn attempt_needs_body(plugin: &Plugin, id: &str) -> Option<(String, bool)> {
+    requests::with(id, |state| {
+        let target = state.next.clone();
+        let upstream = plugin
+            .config
+            .model(&target)
+            .map_or(target.as_str(), |m| m.upstream());
+        let rewrite = target != state.requested || upstream != target;
+        if !rewrite {
+            state.tried.push(target.clone());
+        }
+        (target, rewrite)
+    })
 }
 
 /// Upstream position: a 2xx answer from `model`.
@@ -268,7 +288,8 @@ pub fn after_answer(
     }
     let decision = requests::with(id, |state| {
         if state.features.is_none() {
-            state.features = Some(Features::of_body(body));
+            let source = state.body.as_deref().unwrap_or(body);
+            state.features = Some(Features::of_body(source));
         }
         let chain: Vec<&ModelConfig> = plan::chain(config, &state.requested, state.task.as_deref())
             .into_iter()

@@ -273,9 +273,9 @@ impl Stream {
 
     /// Client position, whole request read: count it, refuse a duplicate, judge whether it may
     /// be sent twice, choose the first model and its cluster.
-    fn client_body_complete(&mut self, body: &[u8]) -> Action {
+    fn client_body_complete(&mut self, body: Vec<u8>) -> Action {
         self.scanner = None;
-        let field = crate::model_field::find_model(body);
+        let field = crate::model_field::find_model(&body);
         match &field {
             Ok(field) => self.count_request(Some(&field.value), None),
             Err(skip) if body.is_empty() => {
@@ -295,7 +295,7 @@ impl Stream {
             }
             self.idempotency = Some((index, hash));
         }
-        let judgement = guard::judge_request(&plugin, slot, body);
+        let judgement = guard::judge_request(&plugin, slot, &body);
         if !judgement.safe {
             self.unsafe_reason = Some(judgement.reason);
         }
@@ -485,7 +485,7 @@ impl HttpContext for Stream {
         if end_of_stream {
             if fallback && plugin.role == Role::Client {
                 // No body: judge and route now.
-                return self.client_body_complete(b"");
+                return self.client_body_complete(Vec::new());
             }
             self.scanner = None;
             self.count_request(None, None);
@@ -512,10 +512,20 @@ impl HttpContext for Stream {
         }
         let managed = match plugin.role {
             Role::Client | Role::Status => fallback,
-            Role::Upstream => self
-                .request_id
-                .as_deref()
-                .is_some_and(|id| requests::with(id, |_| ()).is_some()),
+            Role::Upstream => match self.request_id.clone() {
+                Some(id) => match fallback::attempt_needs_body(&plugin, &id) {
+                    Some((_, true)) => true,
+                    Some((target, false)) => {
+                        // The body already asks this model under its own name: nothing to read.
+                        self.scanner = None;
+                        self.count_request(Some(&target), None);
+                        self.attempt_model = Some(target);
+                        false
+                    }
+                    None => false,
+                },
+                None => false,
+            },
         };
         if managed {
             // Hold the headers until the body is read: the client filter picks the cluster
@@ -538,7 +548,7 @@ impl HttpContext for Stream {
         self.holding_request = false;
         let body = host::buffer(BufferType::HttpRequestBody, 0, body_size).unwrap_or_default();
         match self.plugin.as_ref().map(|p| p.role) {
-            Some(Role::Client) => self.client_body_complete(&body),
+            Some(Role::Client) => self.client_body_complete(body),
             Some(Role::Upstream) => {
                 self.upstream_body_complete(body, body_size);
                 Action::Continue
@@ -555,7 +565,7 @@ impl HttpContext for Stream {
             let body = host::buffer(BufferType::HttpRequestBody, 0, size).unwrap_or_default();
             let len = body.len();
             return match self.plugin.as_ref().map(|p| p.role) {
-                Some(Role::Client) => self.client_body_complete(&body),
+                Some(Role::Client) => self.client_body_complete(body),
                 Some(Role::Upstream) => {
                     self.upstream_body_complete(body, len);
                     Action::Continue

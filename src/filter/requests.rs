@@ -35,6 +35,10 @@ pub struct RequestState {
     pub probe: bool,
     /// Parsed lazily when a fallback is chosen.
     pub features: Option<Features>,
+    /// The request body as the client sent it, kept (moved, not copied) when the chain has a
+    /// fallback, so that a failure can be matched against fallbacks' capabilities without the
+    /// first attempt ever reading the body again.
+    pub body: Option<Vec<u8>>,
     /// Set when the upstream asked for a wait the caller should honour (batch requests).
     pub retry_after_ms: Option<u64>,
     /// The request may act: only answers that prove it was rejected may be re-sent.
