@@ -82,17 +82,17 @@ class Mock:
 
 def render_config(text: str, *, listener: int, admin: int, upstreams: dict[int, int], wasm: Path = WASM, internal: int | None = None) -> str:
     """Substitutes ports and the .wasm path in a shipped Envoy config; nothing else changes."""
+    if "port_value: 10000}" not in text or "port_value: 9901}" not in text:
+        raise ValueError("the config has no listener on 10000 or admin on 9901: it changed shape")
     out = text.replace("port_value: 10000}", f"port_value: {listener}}}")
+    out = out.replace("port_value: 9901}", f"port_value: {admin}}}")
     if "port_value: 10001}" in out:
         out = out.replace("port_value: 10001}", f"port_value: {internal or free_port()}}}")
-    out = out.replace("port_value: 9901}", f"port_value: {admin}}}")
     for shipped, actual in upstreams.items():
         out = out.replace(f"port_value: {shipped}}}", f"port_value: {actual}}}")
-    out = out.replace("filename: target/wasm32-wasip1/release/llm_fallback.wasm", f"filename: {wasm}")
-    for port in {listener, admin, *upstreams.values()}:
-        if f"port_value: {port}" not in out:
-            raise ValueError(f"port {port} was not substituted: the shipped config changed shape")
-    return out
+    if "port_value: 8080}" in text and all(f"port_value: {p}}}" not in out for p in upstreams.values()):
+        raise ValueError("no upstream port was substituted: the config changed shape")
+    return out.replace("filename: target/wasm32-wasip1/release/llm_fallback.wasm", f"filename: {wasm}")
 
 
 class Envoy:
@@ -106,6 +106,8 @@ class Envoy:
         second_upstream_port: int | None = None,
         edit: Callable[[str], str] | None = None,
         concurrency: int = 2,
+        prefix: list[str] | None = None,
+        cwd: Path | None = None,
     ):
         self.port = free_port()
         self.admin_port = free_port()
@@ -124,6 +126,7 @@ class Envoy:
         self.log_path = workdir / f"envoy-{self.port}.log"
         self.proc = subprocess.Popen(
             [
+                *(prefix or []),
                 str(ENVOY_BIN),
                 "-c", str(self.config),
                 "--concurrency", str(concurrency),
@@ -135,6 +138,7 @@ class Envoy:
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            cwd=cwd,
         )
         self.url = f"http://127.0.0.1:{self.port}"
         self.admin = f"http://127.0.0.1:{self.admin_port}"
