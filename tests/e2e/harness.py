@@ -46,11 +46,11 @@ def wait_for(check: Callable[[], bool], timeout: float, what: str) -> None:
 class Mock:
     """The project's mock LLM upstream (examples/mock-llm), scripted over its control API."""
 
-    def __init__(self, workdir: Path):
+    def __init__(self, workdir: Path, extra_args: list[str] | None = None, prefix: list[str] | None = None):
         port_file = workdir / f"mock-{os.getpid()}-{time.monotonic_ns()}.port"
         self.log = open(workdir / "mock.log", "ab")
         self.proc = subprocess.Popen(
-            [str(MOCK_BIN), "--listen", "127.0.0.1:0", "--port-file", str(port_file)],
+            [*(prefix or []), str(MOCK_BIN), "--listen", "127.0.0.1:0", "--port-file", str(port_file), *(extra_args or [])],
             stdout=self.log,
             stderr=subprocess.STDOUT,
         )
