@@ -1,7 +1,7 @@
 # The two commands of the README:
 #   make demo   build the filter, start the mock LLM and Envoy with the shipped config, show traffic
 #   make test   everything CI runs: lint, unit tests (native and wasm), end-to-end tests in Envoy
-.PHONY: demo test setup build lint unit unit-wasm e2e clean
+.PHONY: demo test bench setup build lint unit unit-wasm e2e clean
 
 WASM := target/wasm32-wasip1/release/llm_fallback.wasm
 PY := .venv/bin/python
@@ -35,6 +35,15 @@ unit-wasm: setup
 
 e2e: build
 	$(PY) -m pytest -q tests/e2e
+
+# Side-by-side benchmark (about 15 minutes): installs LiteLLM and Portkey into .bench/, writes
+# bench/results/<date>/.
+bench: build
+	cargo build --release -p loadgen
+	cargo build --release --target wasm32-wasip1 --manifest-path bench/empty-filter/Cargo.toml
+	bash bench/arms/install.sh
+	.venv/bin/pip install --quiet --disable-pip-version-check -r bench/requirements.txt
+	$(PY) scripts/bench.py
 
 clean:
 	cargo clean
