@@ -1,6 +1,7 @@
 //! Fallback glue: reads health and request state, asks the pure planner, writes the outcome.
 
 use super::http::{header_safe, RETRY_AFTER_MARKER, RETRY_MARKER};
+use super::headers::RequestHeaders;
 use super::{health_store, host, requests, Plugin};
 use crate::classify::{ErrorClass, Verdict};
 use crate::config::ModelConfig;
@@ -26,19 +27,21 @@ fn jitter(seed: &str, now: u64) -> u64 {
     })
 }
 
-fn request_header(name: &str) -> Option<String> {
-    host::header(MapType::HttpRequestHeaders, name).and_then(|v| String::from_utf8(v).ok())
-}
-
 /// Client position: picks the first model of the request's chain that can serve now.
-pub fn start(plugin: &Plugin, id: &str, requested: &str, body: Vec<u8>, unsafe_: bool) -> Start {
+pub fn start(
+    plugin: &Plugin,
+    id: &str,
+    requested: &str,
+    body: Vec<u8>,
+    unsafe_: bool,
+    request: &RequestHeaders,
+) -> Start {
     let config = &plugin.config;
     let Some(primary) = config.model(requested) else {
         return Start::Unmanaged;
     };
-    let task = request_header(&config.fallback.task_header);
-    let priority =
-        Priority::from_header(request_header(&config.fallback.priority_header).as_deref());
+    let task = request.task.clone();
+    let priority = Priority::from_header(request.priority.as_deref());
     let mut chain = plan::chain(config, requested, task.as_deref());
     if priority == Priority::Batch {
         chain.truncate(1);
@@ -46,6 +49,7 @@ pub fn start(plugin: &Plugin, id: &str, requested: &str, body: Vec<u8>, unsafe_:
     let now = host::now_unix_ms();
     let mut features: Option<Features> = None;
     let mut chosen: Option<(&ModelConfig, bool)> = None;
+    let mut clean_at_start = None;
     let mut soonest: Option<u64> = None;
     for (i, candidate) in chain.iter().enumerate() {
         if i > 0 && features.is_none() {
@@ -56,8 +60,12 @@ pub fn start(plugin: &Plugin, id: &str, requested: &str, body: Vec<u8>, unsafe_:
             continue;
         }
         let slot = plugin.metrics.set.slot(Some(&candidate.name));
-        match health_store::read(&candidate.name).admission(now) {
+        let health = health_store::read(&candidate.name);
+        match health.admission(now) {
             Admission::Healthy => {
+                if health.is_clean() {
+                    clean_at_start = Some(candidate.name.clone());
+                }
                 chosen = Some((candidate, false));
                 break;
             }
@@ -143,6 +151,7 @@ pub fn start(plugin: &Plugin, id: &str, requested: &str, body: Vec<u8>, unsafe_:
             probe,
             features,
             body: (chain.len() > 1).then_some(body),
+            clean_at_start,
             retry_after_ms: None,
             unsafe_,
             proven_rejection: false,
@@ -187,12 +196,15 @@ pub fn attempt_needs_body(plugin: &Plugin, id: &str) -> Option<(String, bool)> {
 /// Upstream position: a 2xx answer from `model`.
 pub fn succeeded(plugin: &Plugin, id: &str, model: &str) {
     error_rate_crossed(plugin, model, false, host::now_unix_ms());
-    let probe = requests::with(id, |s| {
+    let (probe, known_clean) = requests::with(id, |s| {
         s.served = Some(model.to_owned());
-        std::mem::take(&mut s.probe)
+        let known_clean = s.clean_at_start.as_deref() == Some(model);
+        (std::mem::take(&mut s.probe), known_clean)
     })
-    .unwrap_or(false);
-    if health_store::read(model).is_clean() {
+    .unwrap_or((false, false));
+    // The client read this model's health a moment ago and it was clean: a success changes
+    // nothing, so the shared record is not read again.
+    if known_clean || health_store::read(model).is_clean() {
         return;
     }
     let (_, wrote) = health_store::update(model, |h| {
@@ -412,31 +424,41 @@ pub fn explain(plugin: &Plugin, id: &str, status: u16) {
     let headers = MapType::HttpResponseHeaders;
     host::remove_header(headers, RETRY_MARKER);
     host::remove_header(headers, RETRY_AFTER_MARKER);
-    let Some(state) = requests::with(id, |s| s.clone()) else {
+    // Only what the headers need (the state also holds the request body).
+    let Some((model, attempts, requested, reason, batch, retry_after_ms)) =
+        requests::with(id, |s| {
+            let model = s
+                .served
+                .clone()
+                .or_else(|| s.tried.last().cloned())
+                .unwrap_or_else(|| s.next.clone());
+            (
+                model,
+                s.tried.len(),
+                s.requested.clone(),
+                s.fallback_reason,
+                s.priority == Priority::Batch,
+                s.retry_after_ms,
+            )
+        })
+    else {
         return;
     };
-    let model = state
-        .served
-        .clone()
-        .or_else(|| state.tried.last().cloned())
-        .unwrap_or_else(|| state.next.clone());
     host::set_header(headers, "x-llm-model", &model);
-    host::set_header(headers, "x-llm-attempts", &state.tried.len().to_string());
-    if model != state.requested {
-        host::set_header(headers, "x-llm-fallback-from", &state.requested);
+    host::set_header(headers, "x-llm-attempts", &attempts.to_string());
+    if model != requested {
+        host::set_header(headers, "x-llm-fallback-from", &requested);
         // Switched inside this request: the class that caused it; skipped from the start: the
         // class that opened the requested model's cooldown.
-        let reason = state
-            .fallback_reason
-            .or_else(|| health_store::read(&state.requested).reason)
+        let reason = reason
+            .or_else(|| health_store::read(&requested).reason)
             .map_or("cooling_down", ErrorClass::as_str);
         host::set_header(headers, "x-llm-fallback-reason", reason);
     }
-    if state.priority == Priority::Batch && status >= 400 {
-        let wait = state
-            .retry_after_ms
+    if batch && status >= 400 {
+        let wait = retry_after_ms
             .or_else(|| {
-                let until = health_store::read(&state.requested).cooldown_until_ms;
+                let until = health_store::read(&requested).cooldown_until_ms;
                 until.checked_sub(host::now_unix_ms())
             })
             .unwrap_or(1000);

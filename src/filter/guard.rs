@@ -1,5 +1,6 @@
 //! Retry-safety glue: judges requests, steers Envoy's retry policy, refuses duplicates.
 
+use super::headers::RequestHeaders;
 use super::{host, Plugin};
 use crate::safety::{self, Dedup, Judgement, Slot};
 use crate::stats::{Counter, ModelSlot};
@@ -17,21 +18,26 @@ const CLIENT_RETRY_HEADERS: &[&str] = &[
 /// Header value the blocked answers carry.
 pub const BLOCKED: &str = "non-idempotent";
 
-fn request_header(name: &str) -> Option<String> {
-    host::header(MapType::HttpRequestHeaders, name).and_then(|v| String::from_utf8(v).ok())
-}
-
 /// Judges the held request (client position) and sets the router's retry policy for it:
 /// safe requests also retry resets and per-try timeouts (`x-envoy-retry-on: reset`, added to
 /// the route's policy); unsafe ones keep only the route's policy, which retries nothing that
 /// may have reached the upstream.
-pub fn judge_request(plugin: &Plugin, slot: ModelSlot, body: &[u8]) -> Judgement {
+pub fn judge_request(
+    plugin: &Plugin,
+    slot: ModelSlot,
+    body: &[u8],
+    request: &RequestHeaders,
+) -> Judgement {
     let config = &plugin.config.retry_safety;
-    let method = request_header(":method").unwrap_or_default();
-    let path = request_header(":path").unwrap_or_default();
-    let declared = request_header(&config.header);
-    let key = request_header("idempotency-key").is_some();
-    let judgement = safety::judge(config, &method, &path, declared.as_deref(), key, Some(body));
+    let (method, path) = (&request.method, &request.path);
+    let judgement = safety::judge(
+        config,
+        method,
+        path,
+        request.declared_safety.as_deref(),
+        request.idempotency_key.is_some(),
+        Some(body),
+    );
     let headers = MapType::HttpRequestHeaders;
     if judgement.safe {
         host::set_header(headers, "x-envoy-retry-on", "reset");
@@ -53,16 +59,14 @@ fn slot_key(index: u64) -> String {
 }
 
 /// The slot and key hash of the request's `Idempotency-Key`, scoped by its credential.
-pub fn idempotency(plugin: &Plugin) -> Option<(u64, u64)> {
+pub fn idempotency(plugin: &Plugin, request: &RequestHeaders) -> Option<(u64, u64)> {
     let config = &plugin.config.retry_safety.duplicates;
     if !config.enabled {
         return None;
     }
-    let key = host::header(MapType::HttpRequestHeaders, "idempotency-key")?;
-    let credential = host::header(MapType::HttpRequestHeaders, "authorization")
-        .or_else(|| host::header(MapType::HttpRequestHeaders, "x-api-key"))
-        .unwrap_or_default();
-    let hash = safety::hash(&[&credential, &key]);
+    let key = request.idempotency_key.as_deref()?;
+    let credential = request.credential.as_deref().unwrap_or_default();
+    let hash = safety::hash(&[credential, key]);
     Some((hash % u64::from(config.slots.max(1)), hash))
 }
 

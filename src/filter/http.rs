@@ -10,6 +10,7 @@
 //! observed), updates the model's health, and marks the answer for retry when another attempt
 //! can help, saying which model the next attempt must ask.
 
+use super::headers::RequestHeaders;
 use super::{fallback, guard, host, requests, Plugin, Role};
 use crate::classify::{classify_with, Answer, ErrorClass, Verdict};
 use crate::config::MaxTokensPolicy;
@@ -60,6 +61,8 @@ pub struct Stream {
     unsafe_reason: Option<String>,
     /// Client position: the `Idempotency-Key` slot this request holds.
     idempotency: Option<(u64, u64)>,
+    /// Client position: the request headers it consults, read once.
+    request: RequestHeaders,
 }
 
 impl Stream {
@@ -77,6 +80,7 @@ impl Stream {
             status: 0,
             unsafe_reason: None,
             idempotency: None,
+            request: RequestHeaders::default(),
         }
     }
 
@@ -288,20 +292,20 @@ impl Stream {
             return Action::Continue;
         };
         let slot = self.slot();
-        if let Some((index, hash)) = guard::idempotency(&plugin) {
+        if let Some((index, hash)) = guard::idempotency(&plugin, &self.request) {
             if let Err(why) = guard::claim(&plugin, index, hash) {
                 guard::refuse_duplicate(&plugin, slot, why);
                 return Action::Pause;
             }
             self.idempotency = Some((index, hash));
         }
-        let judgement = guard::judge_request(&plugin, slot, &body);
+        let judgement = guard::judge_request(&plugin, slot, &body, &self.request);
         if !judgement.safe {
             self.unsafe_reason = Some(judgement.reason);
         }
         let mut cluster = plugin.config.fallback.default_cluster.clone();
         if let (Ok(field), Some(id)) = (&field, self.request_id.clone()) {
-            match fallback::start(&plugin, &id, &field.value, body, !judgement.safe) {
+            match fallback::start(&plugin, &id, &field.value, body, !judgement.safe, &self.request) {
                 fallback::Start::Route { cluster: c } => cluster = c,
                 fallback::Start::Refuse => return Action::Pause,
                 fallback::Start::Unmanaged => {}
@@ -478,10 +482,17 @@ impl HttpContext for Stream {
             return Action::Continue;
         };
         let fallback = self.fallback_enabled();
-        if fallback {
-            self.request_id = host::header(MapType::HttpRequestHeaders, "x-request-id")
-                .and_then(|v| String::from_utf8(v).ok());
-        }
+        let encoding = if fallback && plugin.role == Role::Client {
+            self.request = RequestHeaders::read(&plugin.config);
+            self.request_id = self.request.request_id.clone();
+            self.request.content_encoding.clone()
+        } else {
+            if fallback {
+                self.request_id = host::header(MapType::HttpRequestHeaders, "x-request-id")
+                    .and_then(|v| String::from_utf8(v).ok());
+            }
+            host::header(MapType::HttpRequestHeaders, "content-encoding")
+        };
         if end_of_stream {
             if fallback && plugin.role == Role::Client {
                 // No body: judge and route now.
@@ -491,14 +502,13 @@ impl HttpContext for Stream {
             self.count_request(None, None);
             return Action::Continue;
         }
-        let encoding = host::header(MapType::HttpRequestHeaders, "content-encoding");
         if encoding.is_some_and(|e| !e.eq_ignore_ascii_case(b"identity")) {
             self.scanner = None;
             self.count_request(None, Some(BodySkip::Encoded));
             if fallback && plugin.role == Role::Client {
                 // Unread body: judged from method, path and headers alone (a body-dependent
                 // path counts as unsafe), routed to the default cluster.
-                let judgement = guard::judge_request(&plugin, self.slot(), b"");
+                let judgement = guard::judge_request(&plugin, self.slot(), b"", &self.request);
                 if !judgement.safe {
                     self.unsafe_reason = Some(judgement.reason);
                 }

@@ -9,6 +9,7 @@
 
 mod fallback;
 mod guard;
+mod headers;
 mod health_store;
 mod host;
 mod http;

@@ -15,7 +15,7 @@ use std::collections::{HashMap, VecDeque};
 const MAX_REQUESTS: usize = 16_384;
 
 /// What the attempts of one request know about it.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct RequestState {
     /// The model the client asked for.
     pub requested: String,
@@ -41,6 +41,8 @@ pub struct RequestState {
     pub body: Option<Vec<u8>>,
     /// Set when the upstream asked for a wait the caller should honour (batch requests).
     pub retry_after_ms: Option<u64>,
+    /// The first model chosen, when its health record was clean at that moment.
+    pub clean_at_start: Option<String>,
     /// The request may act: only answers that prove it was rejected may be re-sent.
     pub unsafe_: bool,
     /// The last failed answer proved the request was rejected before any processing.
