@@ -168,7 +168,8 @@ class ScriptArm(Arm):
                                 capture_output=True, text=True, timeout=240)
         if result.returncode != 0:
             raise RuntimeError(f"{self.name} did not start:\n{result.stdout}\n{result.stderr}")
-        pid_file = ROOT / f".bench/{self.name}.pid"
+        state = {"litellm": "litellm", "portkey": "portkey-run"}[self.name]
+        pid_file = ROOT / f".bench/{state}/{self.name}.pid"
         self.pid = int(pid_file.read_text().split()[0])
         pin(self.pid, GATEWAY_CORE)
         self.url = f"http://127.0.0.1:{port}"
@@ -223,14 +224,23 @@ def run_closed(arm: Arm, body: Path, seconds: float, stream: bool = False) -> di
 
 
 def max_rate(arm: Arm, body: Path, ladder: list[int], seconds: float) -> tuple[int, list[dict]]:
-    """The highest rate of the ladder held with p99 under 5 ms and no errors (open loop)."""
+    """The highest rate of the ladder held with p99 under 5 ms and no errors (open loop).
+
+    A step that fails is run once more before the search stops: on a shared 2-core VM a single
+    scheduling hiccup can push one run's p99 over 5 ms.
+    """
     best, steps = 0, []
     for rate in ladder:
-        out = loadgen(arm.url, body, arm.headers, mode="open", seconds=seconds, connections=64, rate=rate, warmup=1.0)
-        ok = out["latency_us"]["p99"] < 5000 and out["errors"] == 0 and out["non_2xx"] == 0 and out["rps"] > 0.9 * rate
-        steps.append({"rate": rate, "p99_us": out["latency_us"]["p99"], "rps": out["rps"], "ok": ok})
-        log(f"  {arm.name:<20} {rate:>6} rps: p99 {out['latency_us']['p99'] / 1000:7.2f} ms {'ok' if ok else 'FAIL'}")
-        if not ok:
+        passed = False
+        for attempt in range(2):
+            out = loadgen(arm.url, body, arm.headers, mode="open", seconds=seconds, connections=64, rate=rate, warmup=1.0)
+            ok = out["latency_us"]["p99"] < 5000 and out["errors"] == 0 and out["non_2xx"] == 0 and out["rps"] > 0.9 * rate
+            steps.append({"rate": rate, "p99_us": out["latency_us"]["p99"], "rps": out["rps"], "ok": ok})
+            log(f"  {arm.name:<20} {rate:>6} rps: p99 {out['latency_us']['p99'] / 1000:7.2f} ms {'ok' if ok else 'FAIL'}")
+            if ok:
+                passed = True
+                break
+        if not passed:
             break
         best = rate
     return best, steps

@@ -1,7 +1,7 @@
 //! Fallback glue: reads health and request state, asks the pure planner, writes the outcome.
 
-use super::http::{header_safe, RETRY_AFTER_MARKER, RETRY_MARKER};
 use super::headers::RequestHeaders;
+use super::http::{header_safe, RETRY_AFTER_MARKER, RETRY_MARKER};
 use super::{health_store, host, requests, Plugin};
 use crate::classify::{ErrorClass, Verdict};
 use crate::config::ModelConfig;
@@ -422,8 +422,6 @@ pub fn after_answer(
 /// Client position: the final answer's headers say which model served and why.
 pub fn explain(plugin: &Plugin, id: &str, status: u16) {
     let headers = MapType::HttpResponseHeaders;
-    host::remove_header(headers, RETRY_MARKER);
-    host::remove_header(headers, RETRY_AFTER_MARKER);
     // Only what the headers need (the state also holds the request body).
     let Some((model, attempts, requested, reason, batch, retry_after_ms)) =
         requests::with(id, |s| {
@@ -444,6 +442,12 @@ pub fn explain(plugin: &Plugin, id: &str, status: u16) {
     else {
         return;
     };
+    // A retry marker is only ever set on a failed attempt's answer, which then reached the
+    // client because no other attempt followed: remove it from what the client sees.
+    if attempts > 1 || status >= 400 {
+        host::remove_header(headers, RETRY_MARKER);
+        host::remove_header(headers, RETRY_AFTER_MARKER);
+    }
     host::set_header(headers, "x-llm-model", &model);
     host::set_header(headers, "x-llm-attempts", &attempts.to_string());
     if model != requested {

@@ -305,7 +305,14 @@ impl Stream {
         }
         let mut cluster = plugin.config.fallback.default_cluster.clone();
         if let (Ok(field), Some(id)) = (&field, self.request_id.clone()) {
-            match fallback::start(&plugin, &id, &field.value, body, !judgement.safe, &self.request) {
+            match fallback::start(
+                &plugin,
+                &id,
+                &field.value,
+                body,
+                !judgement.safe,
+                &self.request,
+            ) {
                 fallback::Start::Route { cluster: c } => cluster = c,
                 fallback::Start::Refuse => return Action::Pause,
                 fallback::Start::Unmanaged => {}
@@ -597,10 +604,12 @@ impl HttpContext for Stream {
         if plugin.role != Role::Upstream {
             // Upstream answers were judged by the upstream filter; only Envoy's own replies
             // (timeouts, connect failures, no healthy upstream) are left to judge here.
-            let details = host::property(vec!["response", "code_details"])
-                .and_then(|d| String::from_utf8(d).ok());
-            if let Some(details) = details.filter(|d| d != "via_upstream" && status >= 400) {
-                self.judge(status, b"", Some(&details));
+            if status >= 400 {
+                let details = host::property(vec!["response", "code_details"])
+                    .and_then(|d| String::from_utf8(d).ok());
+                if let Some(details) = details.filter(|d| d != "via_upstream") {
+                    self.judge(status, b"", Some(&details));
+                }
             }
             if let Some(id) = self.request_id.clone() {
                 fallback::explain(&plugin, &id, status);

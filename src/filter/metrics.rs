@@ -1,8 +1,9 @@
-//! Counters: Envoy stats updated per event, shared data updated in batches.
+//! Counters: local deltas, folded into Envoy stats and shared data once a second.
 //!
-//! Each event increments the Envoy stat at once (one host call) and a local delta. The root
-//! context's timer folds the deltas into shared data with CAS, so the hot path never takes the
-//! process-wide shared-data lock and the key set stays the fixed set of [`CounterSet`].
+//! An event only bumps a local delta (no host call on the request path). The root context's
+//! timer adds the deltas to the Envoy stats (`increment_metric`) and to shared data (CAS), so
+//! requests never take the process-wide shared-data lock, and the key set stays the fixed set
+//! of [`CounterSet`]. Stats and the status document lag by at most the flush period.
 
 use super::host;
 use crate::config::Config;
@@ -15,6 +16,8 @@ pub struct Metrics {
     ids: Vec<Option<u32>>,
     /// Increments not yet folded into shared data.
     pending: RefCell<Vec<u64>>,
+    /// Increments not yet added to the Envoy stats.
+    unstated: RefCell<Vec<u64>>,
 }
 
 impl Metrics {
@@ -29,7 +32,13 @@ impl Metrics {
             host::shared_init(name);
         }
         let pending = RefCell::new(vec![0; set.names().len()]);
-        Self { set, ids, pending }
+        let unstated = RefCell::new(vec![0; set.names().len()]);
+        Self {
+            set,
+            ids,
+            pending,
+            unstated,
+        }
     }
 
     pub fn add(&self, counter: Counter, delta: u64) {
@@ -37,12 +46,11 @@ impl Metrics {
             return;
         }
         let id = self.set.id(counter).0;
-        if let Some(Some(metric)) = self.ids.get(id) {
-            host::increment_metric(*metric, i64::try_from(delta).unwrap_or(i64::MAX));
-        }
-        if let Ok(mut pending) = self.pending.try_borrow_mut() {
-            if let Some(slot) = pending.get_mut(id) {
-                *slot = slot.saturating_add(delta);
+        for cell in [&self.pending, &self.unstated] {
+            if let Ok(mut deltas) = cell.try_borrow_mut() {
+                if let Some(slot) = deltas.get_mut(id) {
+                    *slot = slot.saturating_add(delta);
+                }
             }
         }
     }
@@ -51,12 +59,25 @@ impl Metrics {
         self.add(counter, 1);
     }
 
-    /// Folds pending increments into shared data; what fails to land is kept for next time.
-    pub fn flush_shared(&self) {
+    /// Folds pending increments into the Envoy stats and shared data; what fails to land in
+    /// shared data is kept for next time (the stat is incremented once).
+    pub fn flush(&self) {
         let Ok(mut pending) = self.pending.try_borrow_mut() else {
             return;
         };
-        for (name, delta) in self.set.names().iter().zip(pending.iter_mut()) {
+        let Ok(mut unstated) = self.unstated.try_borrow_mut() else {
+            return;
+        };
+        let counters = self.set.names().iter().zip(pending.iter_mut());
+        for (((name, delta), metric), stat_delta) in
+            counters.zip(&self.ids).zip(unstated.iter_mut())
+        {
+            if *stat_delta > 0 {
+                if let Some(metric) = metric {
+                    host::increment_metric(*metric, i64::try_from(*stat_delta).unwrap_or(i64::MAX));
+                }
+                *stat_delta = 0;
+            }
             if *delta > 0 && host::shared_add(name, *delta) {
                 *delta = 0;
             }

@@ -25,7 +25,7 @@ use proxy_wasm::types::{BufferType, ContextType, LogLevel};
 use std::rc::Rc;
 use std::time::Duration;
 
-/// How often local counter deltas are folded into shared data.
+/// How often local counter deltas are folded into the Envoy stats and shared data.
 const FLUSH_PERIOD: Duration = Duration::from_secs(1);
 
 /// Where this plugin instance sits in Envoy.
@@ -131,7 +131,7 @@ impl RootContext for Root {
 
     fn on_tick(&mut self) {
         if let Some(plugin) = &self.plugin {
-            plugin.metrics.flush_shared();
+            plugin.metrics.flush();
         }
     }
 
