@@ -399,9 +399,11 @@ def main() -> int:
 def micro_benchmarks() -> dict:
     """The hot paths natively and compiled to wasm (run in Node.js's WASI), as the bench prints."""
     out = {}
-    native = subprocess.run(["cargo", "bench", "--bench", "hot_paths"], cwd=ROOT, capture_output=True, text=True)
+    # Under `make`, the jobserver variables would point cargo at descriptors it cannot use.
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "CARGO_MAKEFLAGS")}
+    native = subprocess.run(["cargo", "bench", "--bench", "hot_paths"], cwd=ROOT, capture_output=True, text=True, env=env)
     out["native"] = [l for l in native.stdout.splitlines() if "ns/op" in l]
-    wasm = subprocess.run(["bash", str(ROOT / "bench/wasm-bench.sh")], cwd=ROOT, capture_output=True, text=True)
+    wasm = subprocess.run(["bash", str(ROOT / "bench/wasm-bench.sh")], cwd=ROOT, capture_output=True, text=True, env=env)
     out["wasm"] = [l for l in wasm.stdout.splitlines() if "ns/op" in l] or [wasm.stderr.strip()[-300:]]
     return out
 
