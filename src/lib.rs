@@ -17,3 +17,25 @@ pub mod usage;
 
 #[cfg(all(target_arch = "wasm32", target_os = "wasi"))]
 mod filter;
+
+/// Helpers shared by the unit tests.
+#[cfg(test)]
+pub(crate) mod test_support {
+    /// A small deterministic PRNG (xorshift64*), so fuzz-style tests are repeatable.
+    pub struct Rng(pub u64);
+
+    impl Rng {
+        #[allow(clippy::should_implement_trait)]
+        pub fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+
+        /// A number below `n` (0 when `n` is 0).
+        pub fn below(&mut self, n: usize) -> usize {
+            (self.next() % n.max(1) as u64) as usize
+        }
+    }
+}

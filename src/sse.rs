@@ -917,21 +917,7 @@ mod tests {
         }
     }
 
-    /// Small deterministic PRNG (xorshift64*).
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        }
-
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n.max(1) as u64) as usize
-        }
-    }
+    use crate::test_support::Rng;
 
     fn random_split<'a>(input: &'a [u8], rng: &mut Rng, max_piece: usize) -> Vec<&'a [u8]> {
         let mut pieces = Vec::new();

@@ -308,20 +308,7 @@ fn wait_hints_follow_the_documented_priority() {
     );
 }
 
-/// A small deterministic PRNG (xorshift64*), so the fuzz runs are repeatable.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+use crate::test_support::Rng;
 
 /// Mutates real answers (truncation, byte flips, splices, random headers and statuses) and feeds
 /// them to the classifier and the SSE scanner: nothing may panic. Set `LLMFB_FUZZ_ITERS` for a

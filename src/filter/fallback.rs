@@ -420,7 +420,7 @@ pub fn after_answer(
 }
 
 /// Client position: the final answer's headers say which model served and why.
-pub fn explain(plugin: &Plugin, id: &str, status: u16) {
+pub fn explain(id: &str, status: u16) {
     let headers = MapType::HttpResponseHeaders;
     // Only what the headers need (the state also holds the request body).
     let Some((model, attempts, requested, reason, batch, retry_after_ms)) =
@@ -472,5 +472,4 @@ pub fn explain(plugin: &Plugin, id: &str, status: u16) {
             &wait.div_ceil(1000).max(1).to_string(),
         );
     }
-    let _ = plugin;
 }

@@ -282,10 +282,7 @@ impl Stream {
         let field = crate::model_field::find_model(&body);
         match &field {
             Ok(field) => self.count_request(Some(&field.value), None),
-            Err(skip) if body.is_empty() => {
-                let _ = skip;
-                self.count_request(None, None);
-            }
+            Err(_) if body.is_empty() => self.count_request(None, None),
             Err(skip) => self.count_request(None, Some(BodySkip::Scan(*skip))),
         }
         let Some(plugin) = self.plugin.clone() else {
@@ -612,7 +609,7 @@ impl HttpContext for Stream {
                 }
             }
             if let Some(id) = self.request_id.clone() {
-                fallback::explain(&plugin, &id, status);
+                fallback::explain(&id, status);
             }
             self.block_client_retry(&plugin, status);
             return Action::Continue;
