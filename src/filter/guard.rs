@@ -4,8 +4,7 @@ use super::headers::RequestHeaders;
 use super::{host, Plugin};
 use crate::safety::{self, Dedup, Judgement, Slot};
 use crate::stats::{Counter, ModelSlot};
-use proxy_wasm::hostcalls;
-use proxy_wasm::types::{MapType, Status};
+use proxy_wasm::types::MapType;
 
 /// Client retry headers dropped from unsafe requests (the route's policy stays in charge).
 const CLIENT_RETRY_HEADERS: &[&str] = &[
@@ -73,24 +72,23 @@ pub fn idempotency(plugin: &Plugin, request: &RequestHeaders) -> Option<(u64, u6
 /// Claims the key's slot; `Err` with the answer to give when the key is a duplicate.
 pub fn claim(plugin: &Plugin, slot_index: u64, hash: u64) -> Result<(), Dedup> {
     let config = &plugin.config.retry_safety.duplicates;
-    let key = slot_key(slot_index);
-    for _ in 0..16 {
-        let now = host::now_unix_ms();
-        let (current, cas) = match hostcalls::get_shared_data(&key) {
-            Ok((bytes, cas)) => (bytes.map(|b| Slot::decode(&b)).unwrap_or_default(), cas),
-            Err(_) => return Ok(()),
-        };
-        match current.check(hash, now, config) {
-            Dedup::Claim(next) => match hostcalls::set_shared_data(&key, Some(&next.encode()), cas)
-            {
-                Ok(()) => return Ok(()),
-                Err(Status::CasMismatch) => continue,
-                Err(_) => return Ok(()),
-            },
-            refused => return Err(refused),
+    let mut refused = None;
+    host::cas_update(&slot_key(slot_index), |current| {
+        let current = current.map(Slot::decode).unwrap_or_default();
+        match current.check(hash, host::now_unix_ms(), config) {
+            Dedup::Claim(next) => {
+                refused = None;
+                Some(next.encode().to_vec())
+            }
+            other => {
+                refused = Some(other);
+                None
+            }
         }
-    }
-    Ok(())
+    });
+    // A host failure lets the request through: duplicate detection never blocks on its own
+    // bookkeeping.
+    refused.map_or(Ok(()), Err)
 }
 
 /// Ends the key's request (if the slot still holds it): a success or an outcome that is not
@@ -98,14 +96,10 @@ pub fn claim(plugin: &Plugin, slot_index: u64, hash: u64) -> Result<(), Dedup> {
 /// was done (4xx, a proven rejection) frees it, so the client may retry with the same key.
 pub fn finish(slot_index: u64, hash: u64, status: u16, proven_rejection: bool) {
     let release = proven_rejection || ((400..500).contains(&status) && status != 408);
-    let key = slot_key(slot_index);
-    for _ in 0..16 {
-        let Ok((Some(bytes), cas)) = hostcalls::get_shared_data(&key) else {
-            return;
-        };
-        let current = Slot::decode(&bytes);
+    host::cas_update(&slot_key(slot_index), |current| {
+        let current = current.map(Slot::decode)?;
         if current.key_hash != hash || !current.in_flight {
-            return;
+            return None;
         }
         let done = if release {
             Slot::default()
@@ -116,11 +110,8 @@ pub fn finish(slot_index: u64, hash: u64, status: u16, proven_rejection: bool) {
                 ..current
             }
         };
-        match hostcalls::set_shared_data(&key, Some(&done.encode()), cas) {
-            Err(Status::CasMismatch) => continue,
-            _ => return,
-        }
-    }
+        Some(done.encode().to_vec())
+    });
 }
 
 /// Answers a duplicate with 409 and a clear JSON error.

@@ -3,7 +3,6 @@
 use super::host;
 use crate::health::Health;
 use proxy_wasm::hostcalls;
-use proxy_wasm::types::Status;
 
 fn key(model: &str) -> String {
     format!("{}.health;model={model}", crate::stats::PREFIX)
@@ -26,24 +25,23 @@ fn read_with_cas(model: &str) -> (Health, Option<u32>) {
 /// `change` returns false to leave the record as it is. Returns the record as written (or as
 /// found, when nothing was written), and whether this call wrote it.
 pub fn update(model: &str, mut change: impl FnMut(&mut Health) -> bool) -> (Health, bool) {
-    for _ in 0..16 {
-        let (mut health, cas) = read_with_cas(model);
-        if !change(&mut health) {
-            return (health, false);
+    let mut last = Health::default();
+    let outcome = host::cas_update(&key(model), |current| {
+        last = current.map(Health::decode).unwrap_or_default();
+        change(&mut last).then(|| last.encode().to_vec())
+    });
+    match outcome {
+        host::CasOutcome::Written | host::CasOutcome::Unchanged => {
+            (last, outcome == host::CasOutcome::Written)
         }
-        match hostcalls::set_shared_data(&key(model), Some(&health.encode()), cas) {
-            Ok(()) => return (health, true),
-            Err(Status::CasMismatch) => continue,
-            Err(status) => {
-                host::log(
-                    proxy_wasm::types::LogLevel::Warn,
-                    &format!("health of {model} not saved: {status:?}"),
-                );
-                return (health, false);
-            }
+        host::CasOutcome::Failed => {
+            host::log(
+                proxy_wasm::types::LogLevel::Warn,
+                &format!("health of {model} not saved"),
+            );
+            (read(model), false)
         }
     }
-    (read(model), false)
 }
 
 /// Creates the key (with a healthy record) if missing, so that later writes carry a CAS token.

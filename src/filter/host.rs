@@ -94,29 +94,61 @@ pub fn shared_u64(key: &str) -> Option<(u64, Option<u32>)> {
     }
 }
 
-/// Adds `delta` to a shared u64 with compare-and-swap, retrying a few times on contention.
-/// Returns whether the update landed.
-pub fn shared_add(key: &str, delta: u64) -> bool {
+/// What a compare-and-swap update of a shared-data key did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum CasOutcome {
+    /// The new value was written.
+    Written,
+    /// `change` chose to leave the value as it was.
+    Unchanged,
+    /// The host refused the write, or the key stayed contended.
+    Failed,
+}
+
+/// Rewrites a shared-data key with compare-and-swap: `change` sees the current value (`None`
+/// when missing or unreadable) and returns the new one, or `None` to leave it. Retries a few
+/// times when another worker wrote in between.
+pub fn cas_update(
+    key: &str,
+    mut change: impl FnMut(Option<&[u8]>) -> Option<Vec<u8>>,
+) -> CasOutcome {
     const ATTEMPTS: usize = 16;
     for _ in 0..ATTEMPTS {
-        let Some((value, cas)) = shared_u64(key) else {
-            return false;
+        let (current, cas) = match hostcalls::get_shared_data(key) {
+            Ok(found) => found,
+            Err(status) => {
+                debug_failure("get_shared_data", status);
+                return CasOutcome::Failed;
+            }
         };
-        let next = value.saturating_add(delta).to_le_bytes();
+        let Some(next) = change(current.as_deref()) else {
+            return CasOutcome::Unchanged;
+        };
         match hostcalls::set_shared_data(key, Some(&next), cas) {
-            Ok(()) => return true,
+            Ok(()) => return CasOutcome::Written,
             Err(Status::CasMismatch) => continue,
             Err(status) => {
                 debug_failure("set_shared_data", status);
-                return false;
+                return CasOutcome::Failed;
             }
         }
     }
     log(
         LogLevel::Warn,
-        &format!("shared counter {key} stayed contended; update deferred"),
+        &format!("shared key {key} stayed contended; update deferred"),
     );
-    false
+    CasOutcome::Failed
+}
+
+/// Adds `delta` to a shared u64. Returns whether the update landed.
+pub fn shared_add(key: &str, delta: u64) -> bool {
+    let outcome = cas_update(key, |current| {
+        let value = current
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+            .map_or(0, u64::from_le_bytes);
+        Some(value.saturating_add(delta).to_le_bytes().to_vec())
+    });
+    outcome == CasOutcome::Written
 }
 
 /// Creates a shared u64 key with value 0 if it does not exist yet, so that later updates always
