@@ -294,6 +294,8 @@ mod tests {
             class,
             retry_after_ms: wait,
             reason: String::new(),
+            scope: crate::classify::Scope::Model,
+            wait_hint: crate::classify::WaitHint::Absent,
         }
     }
 

@@ -128,6 +128,46 @@ pub struct Verdict {
     pub retry_after_ms: Option<u64>,
     /// The signal that decided, e.g. `error.code=insufficient_quota` or `status=529`.
     pub reason: String,
+    /// For a quota stop: whether it stops the whole account (every model served with the same
+    /// key) or this one model. Meaningless for other classes ([`Scope::Model`] there).
+    pub scope: Scope,
+    /// Whether the upstream stated a wait, and whether it was usable.
+    pub wait_hint: WaitHint,
+}
+
+/// What a quota stop covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// Every model of the account (OpenAI `insufficient_quota`, Anthropic "credit balance is too
+    /// low", DeepSeek "Insufficient Balance"): the key is out of money or quota.
+    Account,
+    /// This model only (Google `...PerModel...` quota ids, per-model daily token limits).
+    #[default]
+    Model,
+}
+
+impl Scope {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Scope::Account => "account",
+            Scope::Model => "model",
+        }
+    }
+}
+
+/// What became of the wait an answer stated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitHint {
+    /// No wait stated.
+    #[default]
+    Absent,
+    /// A plausible wait, in `retry_after_ms`.
+    Used,
+    /// A wait was stated but made no sense (unparseable, negative, in the past, absurdly far):
+    /// ignored, `retry_after_ms` is `None` unless another source gave one.
+    Ignored,
 }
 
 /// Classifies an answer with the built-in knowledge only.
@@ -149,10 +189,17 @@ pub fn classify_with(answer: &Answer, rules: &rules::Rules) -> Verdict {
     if class == ErrorClass::Ok {
         retry_after_ms = None;
     }
+    let wait_hint = if retry_after_ms.is_some() {
+        WaitHint::Used
+    } else {
+        WaitHint::Absent
+    };
     Verdict {
         class,
         retry_after_ms,
         reason,
+        scope: Scope::default(),
+        wait_hint,
     }
 }
 

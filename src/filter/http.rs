@@ -467,6 +467,8 @@ impl Context for Stream {
                         class: ErrorClass::Timeout,
                         retry_after_ms: None,
                         reason: "no answer (per-try timeout or reset)".into(),
+                        scope: crate::classify::Scope::Model,
+                        wait_hint: crate::classify::WaitHint::Absent,
                     };
                     plugin
                         .metrics
