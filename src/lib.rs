@@ -4,10 +4,12 @@
 //! proxy-wasm shell ([`filter`], only on `wasm32-wasi*`) that moves bytes and state between
 //! Envoy and the core.
 
+pub mod attempt;
 pub mod check;
 pub mod classify;
 pub mod config;
 pub mod health;
+pub mod inflate;
 pub mod model_field;
 pub mod plan;
 pub mod safety;

@@ -3,9 +3,10 @@
 //! Pure decisions over the configuration, the request's facts and each model's health; the
 //! shell reads and writes the health records and tells Envoy what to do.
 
-use crate::classify::{ErrorClass, Verdict};
+use crate::classify::{ErrorClass, Verdict, WaitHint};
 use crate::config::{Config, MaxTokensPolicy, ModelConfig};
 use crate::health::Admission;
+use crate::stats::WaitHintOutcome;
 use serde_json::Value;
 
 /// How a request may be treated when its model cannot serve.
@@ -269,6 +270,87 @@ pub fn after_failure(
     }
 }
 
+/// Bounds the wait an answer stated: above `max_ms` it is cut to `max_ms`. Returns what was
+/// done with a stated wait that could not be used as stated.
+pub fn bound_wait(verdict: &mut Verdict, max_ms: u64) -> Option<WaitHintOutcome> {
+    if let Some(wait) = verdict.retry_after_ms {
+        if wait > max_ms {
+            verdict.retry_after_ms = Some(max_ms);
+            return Some(WaitHintOutcome::Capped);
+        }
+    }
+    (verdict.wait_hint == WaitHint::Ignored).then_some(WaitHintOutcome::Ignored)
+}
+
+/// Why a chain model could not take a request at routing time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Out {
+    /// Cooling down after an answer of this class (`None`: no reason recorded), until then.
+    Cooling {
+        reason: Option<ErrorClass>,
+        until_ms: u64,
+    },
+    /// Drained by configuration.
+    Drained,
+}
+
+/// What to do when no model of a request's chain can take it now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Exhausted {
+    /// Every model is out for a reason that a request now cannot change (quota, a long rate
+    /// limit, missing or drained): answer locally, without calling the upstream.
+    Answer {
+        status: u16,
+        class: ErrorClass,
+        /// Until the soonest model may serve again (`None`: not known, e.g. all drained).
+        retry_after_ms: Option<u64>,
+    },
+    /// Some model is out for a transient reason (overload, timeouts, a probe in flight): ask
+    /// the requested model once, as a probe.
+    Probe,
+}
+
+/// Decides what a request gets when every model of its chain is out. `outs` has one entry per
+/// chain model that was out (models passed over for the request's own needs are not in it).
+pub fn when_exhausted(outs: &[Out], now_ms: u64) -> Exhausted {
+    let settled = |out: &Out| match out {
+        Out::Drained => true,
+        Out::Cooling { reason, .. } => matches!(
+            reason,
+            Some(
+                ErrorClass::QuotaExhausted | ErrorClass::ModelUnavailable | ErrorClass::RateLimited
+            )
+        ),
+    };
+    if outs.is_empty() || !outs.iter().all(settled) {
+        return Exhausted::Probe;
+    }
+    let reason_of = |out: &Out| match out {
+        Out::Drained => ErrorClass::ModelUnavailable,
+        Out::Cooling { reason, .. } => reason.unwrap_or(ErrorClass::ModelUnavailable),
+    };
+    let class = [ErrorClass::QuotaExhausted, ErrorClass::RateLimited]
+        .into_iter()
+        .find(|c| outs.iter().any(|o| reason_of(o) == *c))
+        .unwrap_or(ErrorClass::ModelUnavailable);
+    let retry_after_ms = outs
+        .iter()
+        .filter_map(|o| match o {
+            Out::Cooling { until_ms, .. } => Some(until_ms.saturating_sub(now_ms)),
+            Out::Drained => None,
+        })
+        .min();
+    let status = match class {
+        ErrorClass::ModelUnavailable => 503,
+        _ => 429,
+    };
+    Exhausted::Answer {
+        status,
+        class,
+        retry_after_ms,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -447,5 +529,66 @@ mod tests {
             br#"{"messages":[{"role":"user","content":"tools image_url"}],"tools":[]}"#,
         );
         assert!(!f.tools && !f.images);
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn stated_waits_are_bounded() {
+        let mut v = verdict(ErrorClass::RateLimited, Some(1_000_000_000_000));
+        assert_eq!(
+            bound_wait(&mut v, 86_400_000),
+            Some(WaitHintOutcome::Capped)
+        );
+        assert_eq!(v.retry_after_ms, Some(86_400_000));
+        let mut v = verdict(ErrorClass::RateLimited, Some(2000));
+        assert_eq!(bound_wait(&mut v, 86_400_000), None);
+        assert_eq!(v.retry_after_ms, Some(2000));
+        let mut v = verdict(ErrorClass::RateLimited, None);
+        v.wait_hint = WaitHint::Ignored;
+        assert_eq!(bound_wait(&mut v, 1000), Some(WaitHintOutcome::Ignored));
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn an_exhausted_chain_is_answered_by_why() {
+        let quota = |until_ms| Out::Cooling {
+            reason: Some(ErrorClass::QuotaExhausted),
+            until_ms,
+        };
+        let overload = Out::Cooling {
+            reason: Some(ErrorClass::Overloaded),
+            until_ms: 5000,
+        };
+        assert_eq!(
+            when_exhausted(&[quota(60_000), quota(9_000), Out::Drained], 1000),
+            Exhausted::Answer {
+                status: 429,
+                class: ErrorClass::QuotaExhausted,
+                retry_after_ms: Some(8000)
+            }
+        );
+        assert_eq!(
+            when_exhausted(&[quota(60_000), overload], 1000),
+            Exhausted::Probe
+        );
+        assert_eq!(
+            when_exhausted(&[Out::Drained], 1000),
+            Exhausted::Answer {
+                status: 503,
+                class: ErrorClass::ModelUnavailable,
+                retry_after_ms: None
+            }
+        );
+        assert_eq!(when_exhausted(&[], 1000), Exhausted::Probe);
+        let missing = Out::Cooling {
+            reason: Some(ErrorClass::ModelUnavailable),
+            until_ms: 3000,
+        };
+        assert_eq!(
+            when_exhausted(&[missing], 1000),
+            Exhausted::Answer {
+                status: 503,
+                class: ErrorClass::ModelUnavailable,
+                retry_after_ms: Some(2000)
+            }
+        );
     }
 }

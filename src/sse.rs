@@ -167,6 +167,7 @@ pub struct SseScanner {
     overflow: Overflow,
     usage: Usage,
     events_seen: u64,
+    content_events_seen: u64,
     malformed_frames: u64,
     frames_parsed: u64,
     usage_finder: Finder<'static>,
@@ -195,6 +196,7 @@ impl SseScanner {
             overflow: Overflow::default(),
             usage: Usage::default(),
             events_seen: 0,
+            content_events_seen: 0,
             malformed_frames: 0,
             frames_parsed: 0,
             usage_finder: Finder::new(USAGE_MARKER),
@@ -248,6 +250,13 @@ impl SseScanner {
     /// Events dispatched so far (events with at least one `data` field).
     pub fn events_seen(&self) -> u64 {
         self.events_seen
+    }
+
+    /// Events dispatched so far that are not a stream's prelude: Anthropic's `message_start`,
+    /// `content_block_start` and `ping`, the Responses API's `response.created` and
+    /// `response.in_progress`. The first such event shows whether the answer really started.
+    pub fn content_events_seen(&self) -> u64 {
+        self.content_events_seen
     }
 
     /// Events whose data had to be read as JSON (see the module documentation) and did not
@@ -457,6 +466,16 @@ impl SseScanner {
     fn dispatch(&mut self, pending: Option<&[u8]>, found: &mut impl FnMut(SseFinding)) {
         if self.has_data {
             self.events_seen += 1;
+            const PRELUDES: [&[u8]; 5] = [
+                b"message_start",
+                b"content_block_start",
+                b"ping",
+                b"response.created",
+                b"response.in_progress",
+            ];
+            if !PRELUDES.contains(&self.name.trim_ascii()) {
+                self.content_events_seen += 1;
+            }
             let data = std::mem::take(&mut self.data);
             self.inspect(pending.unwrap_or(data.as_slice()), found);
             self.data = data;
@@ -1662,5 +1681,30 @@ mod tests {
                 secs * 1e9 / (events as f64 * rounds as f64)
             );
         }
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn preludes_are_not_content() {
+        let mut scanner = SseScanner::default();
+        let mut findings = Vec::new();
+        scanner.feed(
+            b"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":9}}}\n\nevent: ping\ndata: {}\n\n: keep-alive\n\n",
+            &mut |f| findings.push(f),
+        );
+        assert_eq!(scanner.events_seen(), 2);
+        assert_eq!(scanner.content_events_seen(), 0);
+        assert_eq!(scanner.usage().input_tokens, Some(9));
+        scanner.feed(
+            b"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\"}}\n\n",
+            &mut |f| findings.push(f),
+        );
+        assert_eq!(scanner.content_events_seen(), 1);
+        assert_eq!(findings.len(), 1);
+        let mut openai = SseScanner::default();
+        openai.feed(
+            b"data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\n",
+            &mut |_| {},
+        );
+        assert_eq!(openai.content_events_seen(), 1);
     }
 }

@@ -108,7 +108,40 @@ pub enum Counter {
     RetriesBlocked(ModelSlot),
     /// Requests refused because their `Idempotency-Key` was in flight or recently finished.
     DuplicatesRefused(ModelSlot),
+    /// Attempts that ended because the client went away: not a failure of the model.
+    ClientCancels(ModelSlot),
+    /// 200 answers the upstream cut short (reset in the middle of the body): a failure of the
+    /// model, never retried once bytes reached the client.
+    AnswersCut(ModelSlot),
+    /// Requests answered locally because every model of their chain was out (quota, missing).
+    ChainUnavailable(ModelSlot),
+    /// Stated waits longer than `fallback.max_stated_wait_ms` (cut to it), or nonsense (ignored).
+    WaitHints(WaitHintOutcome),
+    /// Account-wide quota stops: every model of the account cooled down at once.
+    AccountQuotaStops(AccountSlot),
 }
+
+/// What was done with an upstream's stated wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitHintOutcome {
+    Capped,
+    Ignored,
+}
+
+impl WaitHintOutcome {
+    const ALL: [WaitHintOutcome; 2] = [WaitHintOutcome::Capped, WaitHintOutcome::Ignored];
+
+    const fn as_str(self) -> &'static str {
+        match self {
+            WaitHintOutcome::Capped => "capped",
+            WaitHintOutcome::Ignored => "ignored",
+        }
+    }
+}
+
+/// An account's label slot (the configured accounts, in order).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AccountSlot(usize);
 
 /// Index of a counter in [`CounterSet::names`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,6 +151,9 @@ pub struct CounterId(pub usize);
 #[derive(Debug, Clone)]
 pub struct CounterSet {
     models: Vec<String>,
+    /// Per model (same order): its account's slot.
+    model_accounts: Vec<usize>,
+    accounts: Vec<String>,
     names: Vec<String>,
 }
 
@@ -181,12 +217,55 @@ impl CounterSet {
             "unsafe_requests",
             "retries_blocked",
             "duplicates_refused",
+            "client_cancels",
+            "answers_cut",
+            "chain_unavailable",
         ] {
             for model in &labels {
                 names.push(format!("{PREFIX}.{family};model={model}"));
             }
         }
-        Self { models, names }
+        for outcome in WaitHintOutcome::ALL {
+            names.push(format!("{PREFIX}.wait_hints;outcome={}", outcome.as_str()));
+        }
+        let accounts: Vec<String> = config.accounts().into_iter().map(String::from).collect();
+        let model_accounts = config
+            .models
+            .iter()
+            .map(|m| {
+                let account = config.account_of(m);
+                accounts.iter().position(|a| a == account).unwrap_or(0)
+            })
+            .collect();
+        for account in &accounts {
+            names.push(format!("{PREFIX}.account_quota_stops;account={account}"));
+        }
+        Self {
+            models,
+            model_accounts,
+            accounts,
+            names,
+        }
+    }
+
+    /// The label slot of a configured account (`None` when unknown).
+    pub fn account_slot(&self, account: &str) -> Option<AccountSlot> {
+        self.accounts
+            .iter()
+            .position(|a| a == account)
+            .map(AccountSlot)
+    }
+
+    /// The account a configured model is billed to.
+    pub fn account_of(&self, model: &str) -> Option<&str> {
+        let index = self.models.iter().position(|m| m == model)?;
+        let account = self.model_accounts.get(index)?;
+        self.accounts.get(*account).map(String::as_str)
+    }
+
+    /// The configured accounts, in slot order.
+    pub fn accounts(&self) -> &[String] {
+        &self.accounts
     }
 
     /// Every counter name, in id order.
@@ -255,6 +334,13 @@ impl CounterSet {
             Counter::UnsafeRequests(m) => base_probes + 3 * slots + m.0,
             Counter::RetriesBlocked(m) => base_probes + 4 * slots + m.0,
             Counter::DuplicatesRefused(m) => base_probes + 5 * slots + m.0,
+            Counter::ClientCancels(m) => base_probes + 6 * slots + m.0,
+            Counter::AnswersCut(m) => base_probes + 7 * slots + m.0,
+            Counter::ChainUnavailable(m) => base_probes + 8 * slots + m.0,
+            Counter::WaitHints(o) => base_probes + 9 * slots + o as usize,
+            Counter::AccountQuotaStops(a) => {
+                base_probes + 9 * slots + WaitHintOutcome::ALL.len() + a.0
+            }
         })
     }
 }
@@ -293,6 +379,7 @@ pub fn status_json(
         models.insert(
             name.clone(),
             json!({
+                "account": set.account_of(name),
                 "state": state,
                 "cooldown_remaining_ms": remaining,
                 "consecutive_failures": h.consecutive_failures,
@@ -306,13 +393,35 @@ pub fn status_json(
             }),
         );
     }
+    let mut accounts = Map::new();
+    for (index, account) in set.accounts().iter().enumerate() {
+        let members: Vec<&str> = health
+            .iter()
+            .filter(|(name, _)| set.account_of(name) == Some(account.as_str()))
+            .map(|(name, _)| name.as_str())
+            .collect();
+        let quota_cooling = health
+            .iter()
+            .filter(|(name, _)| set.account_of(name) == Some(account.as_str()))
+            .all(|(_, h)| {
+                now_ms < h.cooldown_until_ms && h.reason == Some(ErrorClass::QuotaExhausted)
+            });
+        accounts.insert(
+            account.clone(),
+            json!({
+                "models": members,
+                "state": if quota_cooling && !members.is_empty() { "quota_exhausted" } else { "serving" },
+                "quota_stops": value_of(Counter::AccountQuotaStops(AccountSlot(index))),
+            }),
+        );
+    }
     let counters: Map<String, Value> = set
         .names()
         .iter()
         .zip(values)
         .map(|(name, value)| (name.clone(), Value::from(*value)))
         .collect();
-    json!({ "models": models, "counters": counters }).to_string()
+    json!({ "models": models, "accounts": accounts, "counters": counters }).to_string()
 }
 
 #[cfg(test)]
@@ -326,8 +435,10 @@ mod tests {
             name: name.into(),
             ..ModelConfig::default()
         };
+        let mut mini = model("mini");
+        mini.account = Some("acme".into());
         CounterSet::new(&Config {
-            models: vec![model("gpt-4.1"), model("mini")],
+            models: vec![model("gpt-4.1"), mini],
             ..Config::default()
         })
     }
@@ -427,6 +538,20 @@ mod tests {
             ids.push(s.id(Counter::UnsafeRequests(m)).0);
             ids.push(s.id(Counter::RetriesBlocked(m)).0);
             ids.push(s.id(Counter::DuplicatesRefused(m)).0);
+            ids.push(s.id(Counter::ClientCancels(m)).0);
+            ids.push(s.id(Counter::AnswersCut(m)).0);
+            ids.push(s.id(Counter::ChainUnavailable(m)).0);
+        }
+        for outcome in WaitHintOutcome::ALL {
+            ids.push(s.id(Counter::WaitHints(outcome)).0);
+        }
+        for account in s.accounts().to_vec() {
+            ids.push(
+                s.id(Counter::AccountQuotaStops(
+                    s.account_slot(&account).unwrap(),
+                ))
+                .0,
+            );
         }
         ids.sort_unstable();
         assert_eq!(ids, (0..s.names().len()).collect::<Vec<_>>());
@@ -461,6 +586,9 @@ mod tests {
         assert_eq!(doc["models"]["mini"]["cooldown_remaining_ms"], 4000);
         assert_eq!(doc["models"]["mini"]["last_reason"], "quota_exhausted");
         assert_eq!(doc["models"]["mini"]["requests"], 7);
+        assert_eq!(doc["models"]["mini"]["account"], "acme");
+        assert_eq!(doc["models"]["gpt-4.1"]["account"], "llm");
+        assert_eq!(doc["accounts"]["acme"]["models"][0], "mini");
         assert_eq!(doc["models"]["mini"]["answers"]["quota_exhausted"], 2);
         assert_eq!(doc["counters"]["llm_fallback.requests;model=mini"], 7);
         assert_eq!(doc["counters"].as_object().unwrap().len(), s.names().len());

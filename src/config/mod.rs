@@ -62,6 +62,11 @@ pub struct ModelConfig {
     /// The Envoy cluster that serves it (default: `fallback.default_cluster`).
     #[serde(default)]
     pub cluster: Option<String>,
+    /// The provider account (API key, organization) it is billed to; an account-wide quota stop
+    /// cools down every model of the account at once. Default: its cluster, since a cluster
+    /// usually carries one credential; name accounts when one cluster carries several keys.
+    #[serde(default)]
+    pub account: Option<String>,
     /// Context window in tokens; requests estimated larger skip this model.
     #[serde(default)]
     pub context_window: Option<u64>,
@@ -90,6 +95,18 @@ impl ModelConfig {
     /// The name to send upstream.
     pub fn upstream(&self) -> &str {
         self.upstream_name.as_deref().unwrap_or(&self.name)
+    }
+
+    /// The cluster that serves it, given the configured default.
+    pub fn cluster_or<'a>(&'a self, default_cluster: &'a str) -> &'a str {
+        self.cluster.as_deref().unwrap_or(default_cluster)
+    }
+
+    /// The account it is billed to: its own `account`, else its cluster.
+    pub fn account_or<'a>(&'a self, default_cluster: &'a str) -> &'a str {
+        self.account
+            .as_deref()
+            .unwrap_or_else(|| self.cluster_or(default_cluster))
     }
 }
 
@@ -154,6 +171,50 @@ pub struct FallbackConfig {
     pub max_cooldown_ms: u64,
     #[serde(default)]
     pub max_tokens: MaxTokensPolicy,
+    /// Longest wait an upstream may impose through `Retry-After`, reset headers or body hints;
+    /// longer stated waits are cut to this (a `Retry-After: 1000000000000` must not cool a model
+    /// until the next restart). Quota cooldowns with a stated reset are cut to it too: the model
+    /// is then probed once when it ends.
+    #[serde(default = "default_max_stated_wait_ms")]
+    pub max_stated_wait_ms: u64,
+    /// How long a 200 event stream's headers may be held while its first event is awaited.
+    #[serde(default)]
+    pub stream_start: StreamStartConfig,
+}
+
+/// Holding a 200 event stream's start, so that an error in its first event can still fall back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StreamStartConfig {
+    /// Hold at all (default true).
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Longest hold; then the stream is released as it is.
+    #[serde(default = "default_stream_hold_ms")]
+    pub max_hold_ms: u64,
+    /// Most bytes held while waiting for the first event.
+    #[serde(default = "default_stream_hold_bytes")]
+    pub max_bytes: usize,
+}
+
+impl Default for StreamStartConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            max_hold_ms: default_stream_hold_ms(),
+            max_bytes: default_stream_hold_bytes(),
+        }
+    }
+}
+
+fn default_stream_hold_ms() -> u64 {
+    2_000
+}
+fn default_stream_hold_bytes() -> usize {
+    16 * 1024
+}
+fn default_max_stated_wait_ms() -> u64 {
+    86_400_000
 }
 
 fn default_tiers() -> Vec<String> {
@@ -219,6 +280,8 @@ impl Default for FallbackConfig {
             base_cooldown_ms: default_base_cooldown_ms(),
             max_cooldown_ms: default_max_cooldown_ms(),
             max_tokens: MaxTokensPolicy::Clamp,
+            max_stated_wait_ms: default_max_stated_wait_ms(),
+            stream_start: StreamStartConfig::default(),
         }
     }
 }
@@ -365,6 +428,10 @@ impl Config {
                 validate_cluster(cluster)
                     .map_err(|m| ConfigError::new(format!("models[{i}].cluster"), m))?;
             }
+            if let Some(account) = &model.account {
+                validate_label(account)
+                    .map_err(|m| ConfigError::new(format!("models[{i}].account"), m))?;
+            }
             for (field, value) in [
                 ("context_window", model.context_window),
                 ("max_output_tokens", model.max_output_tokens),
@@ -478,6 +545,28 @@ impl Config {
                 "must be greater than 0",
             ));
         }
+        if f.max_stated_wait_ms < f.max_wait_ms {
+            return Err(ConfigError::new(
+                "fallback.max_stated_wait_ms",
+                format!(
+                    "{} must be at least max_wait_ms ({})",
+                    f.max_stated_wait_ms, f.max_wait_ms
+                ),
+            ));
+        }
+        let hold = &f.stream_start;
+        if hold.max_hold_ms > 60_000 {
+            return Err(ConfigError::new(
+                "fallback.stream_start.max_hold_ms",
+                format!("{} is above 60000", hold.max_hold_ms),
+            ));
+        }
+        if !(64..=1024 * 1024).contains(&hold.max_bytes) {
+            return Err(ConfigError::new(
+                "fallback.stream_start.max_bytes",
+                format!("{} is outside 64..=1048576", hold.max_bytes),
+            ));
+        }
         if f.base_cooldown_ms == 0 || f.base_cooldown_ms > f.max_cooldown_ms {
             return Err(ConfigError::new(
                 "fallback.base_cooldown_ms",
@@ -493,6 +582,33 @@ impl Config {
     /// The configured model of that name.
     pub fn model(&self, name: &str) -> Option<&ModelConfig> {
         self.models.iter().find(|m| m.name == name)
+    }
+
+    /// The account `model` is billed to.
+    pub fn account_of<'a>(&'a self, model: &'a ModelConfig) -> &'a str {
+        model.account_or(&self.fallback.default_cluster)
+    }
+
+    /// Every account, once each, in the order models name them.
+    pub fn accounts(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for model in &self.models {
+            let account = self.account_of(model);
+            if !out.contains(&account) {
+                out.push(account);
+            }
+        }
+        out
+    }
+
+    /// The models billed to `account`.
+    pub fn models_of_account<'a>(
+        &'a self,
+        account: &'a str,
+    ) -> impl Iterator<Item = &'a ModelConfig> + 'a {
+        self.models
+            .iter()
+            .filter(move |m| self.account_of(m) == account)
     }
 }
 
@@ -514,6 +630,21 @@ fn validate_chain(
                 format!("`{name}` appears twice (a cycle)"),
             ));
         }
+    }
+    Ok(())
+}
+
+/// Account names become stat labels: the characters of cluster and model names, no `;`.
+fn validate_label(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= MAX_MODEL_NAME
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-:/@+".contains(c));
+    if !ok {
+        return Err(format!(
+            "`{name}` must be 1..={MAX_MODEL_NAME} letters, digits or `. _ - : / @ +`"
+        ));
     }
     Ok(())
 }

@@ -3,7 +3,7 @@
 use super::headers::RequestHeaders;
 use super::http::{header_safe, RETRY_AFTER_MARKER, RETRY_MARKER};
 use super::{health_store, host, requests, Plugin};
-use crate::classify::{ErrorClass, Verdict};
+use crate::classify::{ErrorClass, Scope, Verdict};
 use crate::config::ModelConfig;
 use crate::health::Admission;
 use crate::plan::{self, Features, Next, Priority};
@@ -51,12 +51,16 @@ pub fn start(
     let mut chosen: Option<(&ModelConfig, bool)> = None;
     let mut clean_at_start = None;
     let mut soonest: Option<u64> = None;
+    let mut outs: Vec<plan::Out> = Vec::new();
     for (i, candidate) in chain.iter().enumerate() {
         if i > 0 && features.is_none() {
             features = Some(Features::of_body(&body));
         }
         if let Err(pass) = plan::fits(config, candidate, primary, priority, features.as_ref()) {
             log::debug!("request {id}: {} passed over ({pass:?})", candidate.name);
+            if pass == plan::Pass::Drained {
+                outs.push(plan::Out::Drained);
+            }
             continue;
         }
         let slot = plugin.metrics.set.slot(Some(&candidate.name));
@@ -87,10 +91,20 @@ pub fn start(
                     break;
                 }
                 plugin.metrics.increment(Counter::Skipped(slot));
+                // Another request is probing it: a transient reason.
+                outs.push(plan::Out::Cooling {
+                    reason: None,
+                    until_ms: now,
+                });
             }
             Admission::Cooling { until_ms } => {
                 plugin.metrics.increment(Counter::Skipped(slot));
                 soonest = Some(soonest.map_or(until_ms, |s| s.min(until_ms)));
+                let probing = now >= health.cooldown_until_ms;
+                outs.push(plan::Out::Cooling {
+                    reason: if probing { None } else { health.reason },
+                    until_ms,
+                });
                 log::debug!(
                     "request {id}: {} is cooling down for {} ms more",
                     candidate.name,
@@ -119,13 +133,24 @@ pub fn start(
             );
             return Start::Refuse;
         }
-        None => {
-            // Everything is cooling down: asking the requested model beats refusing outright.
-            log::warn!(
-                "request {id}: every model of the chain is cooling down; asking {requested}"
-            );
-            (primary, false)
-        }
+        None => match plan::when_exhausted(&outs, now) {
+            plan::Exhausted::Answer {
+                status,
+                class,
+                retry_after_ms,
+            } => {
+                answer_exhausted(plugin, requested, status, class, retry_after_ms);
+                return Start::Refuse;
+            }
+            plan::Exhausted::Probe => {
+                // Out for a transient reason: one attempt at the requested model beats
+                // refusing outright.
+                log::warn!(
+                    "request {id}: every model of the chain is cooling down; asking {requested}"
+                );
+                (primary, false)
+            }
+        },
     };
     if model.name != requested {
         log::info!(
@@ -158,6 +183,57 @@ pub fn start(
         },
     );
     Start::Route { cluster }
+}
+
+/// Answers a request locally when every model of its chain is out for a reason a request now
+/// cannot change (quota, long rate limits, missing or drained models): no upstream call.
+fn answer_exhausted(
+    plugin: &Plugin,
+    requested: &str,
+    status: u16,
+    class: ErrorClass,
+    retry_after_ms: Option<u64>,
+) {
+    let config = &plugin.config;
+    let slot = plugin.metrics.set.slot(Some(requested));
+    plugin.metrics.increment(Counter::ChainUnavailable(slot));
+    let wait_s = retry_after_ms.map(|ms| ms.div_ceil(1000).max(1));
+    // A wait the SDK may sit out is worth a retry; anything longer is not.
+    let retry = retry_after_ms.is_some_and(|ms| ms <= config.fallback.max_wait_ms);
+    let message = match wait_s {
+        Some(s) => format!(
+            "every model that can serve {requested} is unavailable ({}); the soonest is back in {s} s",
+            class.as_str()
+        ),
+        None => format!(
+            "every model that can serve {requested} is unavailable ({})",
+            class.as_str()
+        ),
+    };
+    log::warn!("{message}: answered {status} without calling the upstream");
+    let body = serde_json::json!({"error": {
+        "message": message,
+        "type": class.as_str(),
+        "code": "all_models_unavailable",
+        "param": null,
+    }})
+    .to_string();
+    let wait = wait_s.map(|s| s.to_string());
+    let mut headers = vec![
+        ("content-type", "application/json"),
+        ("x-llm-error-class", class.as_str()),
+        (
+            "x-llm-error-reason",
+            "every model of the chain is unavailable",
+        ),
+        ("x-llm-model", requested),
+        ("x-llm-attempts", "0"),
+        ("x-should-retry", if retry { "true" } else { "false" }),
+    ];
+    if let Some(wait) = wait.as_deref() {
+        headers.push(("retry-after", wait));
+    }
+    host::send_response(u32::from(status), headers, body.as_bytes());
 }
 
 /// Records an answer in the model's error-rate window; true when the rate crossed the
@@ -195,7 +271,20 @@ pub fn attempt_needs_body(plugin: &Plugin, id: &str) -> Option<(String, bool)> {
 
 /// Upstream position: a 2xx answer from `model`.
 pub fn succeeded(plugin: &Plugin, id: &str, model: &str) {
-    error_rate_crossed(plugin, model, false, host::now_unix_ms());
+    let now = host::now_unix_ms();
+    if error_rate_crossed(plugin, model, false, now) {
+        // The window filled up with errors still above the threshold.
+        health_store::update(model, |h| {
+            h.open_for_error_rate(now, &plugin.config.fallback, jitter(id, now));
+            true
+        });
+        let slot = plugin.metrics.set.slot(Some(model));
+        plugin
+            .metrics
+            .increment(Counter::CooldownsOpened(slot, ErrorClass::Overloaded));
+        log::warn!("{model}: error rate above the threshold: circuit opened");
+        return;
+    }
     let (probe, known_clean) = requests::with(id, |s| {
         s.served = Some(model.to_owned());
         let known_clean = s.clean_at_start.as_deref() == Some(model);
@@ -223,6 +312,93 @@ pub fn succeeded(plugin: &Plugin, id: &str, model: &str) {
     }
 }
 
+/// Records a failure of `model` in its shared health (and, for an account-wide quota stop, in
+/// the health of every model of the account) and in its error-rate window. Returns the new
+/// cooldown deadline when this failure opened or extended the model's circuit.
+pub fn record_failure(
+    plugin: &Plugin,
+    seed: &str,
+    model: &ModelConfig,
+    verdict: &Verdict,
+    now: u64,
+) -> Option<u64> {
+    let config = &plugin.config;
+    let jitter = jitter(seed, now);
+    let fail = |name: &str| {
+        let mut opened = None;
+        health_store::update(name, |h| {
+            let before = *h;
+            opened = h.on_failure(
+                verdict.class,
+                verdict.retry_after_ms,
+                now,
+                &config.fallback,
+                jitter,
+            );
+            *h != before
+        });
+        opened
+    };
+    let mut opened = fail(&model.name);
+    let is_error = matches!(verdict.class, ErrorClass::Overloaded | ErrorClass::Timeout);
+    if is_error && error_rate_crossed(plugin, &model.name, true, now) && opened.is_none() {
+        let (h, _) = health_store::update(&model.name, |h| {
+            h.open_for_error_rate(now, &config.fallback, jitter);
+            true
+        });
+        log::warn!(
+            "{}: error rate above {} over {} ms: circuit opened",
+            model.name,
+            config.fallback.error_rate_threshold,
+            config.fallback.window_ms
+        );
+        opened = Some(h.cooldown_until_ms);
+    }
+    let slot = plugin.metrics.set.slot(Some(&model.name));
+    if let Some(until) = opened {
+        plugin
+            .metrics
+            .increment(Counter::CooldownsOpened(slot, verdict.class));
+        log::warn!(
+            "{} cooling down for {} ms after {}",
+            model.name,
+            until.saturating_sub(now),
+            verdict.class.as_str()
+        );
+    }
+    if verdict.class == ErrorClass::QuotaExhausted && verdict.scope == Scope::Account {
+        let account = config.account_of(model);
+        let mut cooled = Vec::new();
+        for other in config
+            .models_of_account(account)
+            .filter(|m| m.name != model.name)
+        {
+            if let Some(until) = fail(&other.name) {
+                let other_slot = plugin.metrics.set.slot(Some(&other.name));
+                plugin
+                    .metrics
+                    .increment(Counter::CooldownsOpened(other_slot, verdict.class));
+                cooled.push(format!("{} ({} ms)", other.name, until.saturating_sub(now)));
+            }
+        }
+        if let Some(account_slot) = plugin.metrics.set.account_slot(account) {
+            plugin
+                .metrics
+                .increment(Counter::AccountQuotaStops(account_slot));
+        }
+        log::warn!(
+            "account {account} is out of quota ({}): every model of it cools down; also {}",
+            verdict.reason,
+            if cooled.is_empty() {
+                "none".to_owned()
+            } else {
+                cooled.join(", ")
+            }
+        );
+    }
+    opened
+}
+
 /// Upstream position: after a failed answer from `model`, updates its health and decides the
 /// next attempt. `answer_headers` is false when there is no answer to mark (a per-try timeout
 /// or a reset, seen only when the attempt ends): the SDK panics on header calls outside a
@@ -245,30 +421,8 @@ pub fn after_answer(
         return;
     };
     let now = host::now_unix_ms();
-    let seed = jitter(id, now);
-    let mut opened = None;
-    health_store::update(model, |h| {
-        let before = *h;
-        opened = h.on_failure(
-            verdict.class,
-            verdict.retry_after_ms,
-            now,
-            &config.fallback,
-            seed,
-        );
-        *h != before
-    });
+    let opened = record_failure(plugin, id, current, verdict, now);
     let slot = plugin.metrics.set.slot(Some(model));
-    if let Some(until) = opened {
-        plugin
-            .metrics
-            .increment(Counter::CooldownsOpened(slot, verdict.class));
-        log::warn!(
-            "{model} cooling down for {} ms after {}",
-            until.saturating_sub(now),
-            verdict.class.as_str()
-        );
-    }
     // A request that may act is re-sent only when the answer proves it was rejected before any
     // processing: an explicit 429/529 rejection with a provider error body.
     let proven = matches!(status, 429 | 529)

@@ -11,13 +11,15 @@
 //! can help, saying which model the next attempt must ask.
 
 use super::headers::RequestHeaders;
-use super::{fallback, guard, host, requests, Plugin, Role};
+use super::observe::{JsonObserver, StreamObserver};
+use super::{fallback, guard, holds, host, requests, Plugin, Role};
+use crate::attempt::{EndFacts, Ending};
 use crate::classify::{classify_with, Answer, ErrorClass, Verdict};
 use crate::config::MaxTokensPolicy;
+use crate::inflate::{self, Encoding};
 use crate::model_field::{ModelScanner, Skip};
-use crate::sse::{SseFinding, SseScanner, Usage};
+use crate::sse::Usage;
 use crate::stats::{BodySkip, Counter, Direction, ModelSlot};
-use crate::usage::UsageTail;
 use proxy_wasm::traits::{Context, HttpContext};
 use proxy_wasm::types::{Action, BufferType, MapType};
 use std::rc::Rc;
@@ -31,16 +33,30 @@ pub const RETRY_AFTER_MARKER: &str = "x-llm-retry-after-s";
 enum Response {
     /// Nothing to do (no answer yet, or done).
     Idle,
-    /// An error answer: headers held, body being read up to the cap.
-    Holding { status: u16, body: Vec<u8> },
+    /// An error answer: headers held, body being read up to the cap (still encoded).
+    Holding {
+        status: u16,
+        body: Vec<u8>,
+        encoding: Encoding,
+    },
+    /// A 200 event stream whose headers are held until its first event shows whether it
+    /// really started (`held`: body bytes read so far).
+    StreamStart {
+        observer: Box<StreamObserver>,
+        held: usize,
+    },
     /// A 200 event stream, observed for error events and usage.
-    Stream(Box<SseScanner>),
+    Stream(Box<StreamObserver>),
     /// A 200 JSON answer, observed for usage.
-    Json(UsageTail),
+    Json(Box<JsonObserver>),
 }
 
 pub struct Stream {
     pub(super) plugin: Option<Rc<Plugin>>,
+    /// This stream's context id (the hold timer releases streams by it).
+    context_id: u32,
+    /// Upstream position: the answer's body reached its end.
+    complete: bool,
     /// The scanner while the request body is still being read; `None` once counted.
     scanner: Option<ModelScanner>,
     /// The request's (or attempt's) model label slot, once known.
@@ -66,9 +82,11 @@ pub struct Stream {
 }
 
 impl Stream {
-    pub fn new(plugin: Option<Rc<Plugin>>) -> Self {
+    pub fn new(plugin: Option<Rc<Plugin>>, context_id: u32) -> Self {
         Self {
             plugin,
+            context_id,
+            complete: false,
             scanner: Some(ModelScanner::new()),
             slot: None,
             response: Response::Idle,
@@ -124,7 +142,12 @@ impl Stream {
             code_details,
             now_unix_ms: host::now_unix_ms(),
         };
-        let verdict = classify_with(&answer, &plugin.rules);
+        let mut verdict = classify_with(&answer, &plugin.rules);
+        let max_wait = plugin.config.fallback.max_stated_wait_ms;
+        if let Some(outcome) = crate::plan::bound_wait(&mut verdict, max_wait) {
+            plugin.metrics.increment(Counter::WaitHints(outcome));
+            log::info!("stated wait {outcome:?} (at most {max_wait} ms is honoured)");
+        }
         let slot = self.slot();
         plugin
             .metrics
@@ -147,42 +170,156 @@ impl Stream {
         Some(verdict)
     }
 
+    /// Feeds a chunk of a released 200 stream to its observer: error events after the start
+    /// are counted and feed the model's health (they are never retried: the client has bytes).
     fn observe_stream(&mut self, chunk: &[u8], end: bool) {
-        let Response::Stream(scanner) = &mut self.response else {
+        let Response::Stream(observer) = &mut self.response else {
             return;
         };
-        let mut errors = Vec::new();
-        let mut collect = |finding: SseFinding| match finding {
-            SseFinding::Error { payload, .. } => errors.push(payload),
-        };
-        scanner.feed(chunk, &mut collect);
-        if end {
-            scanner.finish(&mut collect);
+        let errors = observer.feed(chunk, end);
+        let usage = end.then(|| observer.usage());
+        for payload in errors {
+            self.stream_error(&payload);
         }
-        let usage = end.then(|| scanner.usage());
+        if let Some(usage) = usage {
+            self.count_tokens(usage);
+        }
+    }
+
+    /// An error event inside a stream whose start already reached the client.
+    fn stream_error(&self, payload: &[u8]) {
         let Some(plugin) = &self.plugin else { return };
         let slot = self.slot();
-        for payload in errors {
-            let answer = Answer {
-                status: 200,
-                headers: &[],
-                body: &payload,
-                code_details: None,
-                now_unix_ms: host::now_unix_ms(),
-            };
-            let verdict = classify_with(&answer, &plugin.rules);
+        let verdict = self.stream_verdict(plugin, payload);
+        plugin
+            .metrics
+            .increment(Counter::StreamErrors(slot, verdict.class));
+        log::warn!(
+            "error event inside a 200 stream for model {}: {} ({}); not retried, bytes reached the client",
+            plugin.metrics.set.label(slot),
+            verdict.class.as_str(),
+            verdict.reason
+        );
+        self.record_model_failure(plugin, &verdict);
+    }
+
+    fn stream_verdict(&self, plugin: &Plugin, payload: &[u8]) -> Verdict {
+        let answer = Answer {
+            status: 200,
+            headers: &[],
+            body: payload,
+            code_details: None,
+            now_unix_ms: host::now_unix_ms(),
+        };
+        let mut verdict = classify_with(&answer, &plugin.rules);
+        crate::plan::bound_wait(&mut verdict, plugin.config.fallback.max_stated_wait_ms);
+        verdict
+    }
+
+    /// Feeds a failure seen after the answer started (a stream error, a cut) into the model's
+    /// health without planning another attempt.
+    fn record_model_failure(&self, plugin: &Plugin, verdict: &Verdict) {
+        let Some(model) = self
+            .attempt_model
+            .as_deref()
+            .and_then(|m| plugin.config.model(m))
+        else {
+            return;
+        };
+        let seed = self.request_id.as_deref().unwrap_or(&model.name);
+        fallback::record_failure(plugin, seed, model, verdict, host::now_unix_ms());
+    }
+
+    /// A 200 event stream's start: holds its headers until the first event that is not a
+    /// prelude arrives, the hold's bytes or time run out, or the stream ends. An error as that
+    /// first event is judged exactly like an error answer (retry, fall back), since the client
+    /// has seen nothing yet.
+    fn stream_start(&mut self, body_size: usize, end: bool) -> Action {
+        let Some(plugin) = self.plugin.clone() else {
+            return Action::Continue;
+        };
+        let Response::StreamStart { observer, held } = &mut self.response else {
+            return Action::Continue;
+        };
+        let released = holds::take_released(self.context_id);
+        // Paused: `body_size` is everything buffered so far; read only what is new.
+        let fresh = if released {
+            host::buffer(BufferType::HttpResponseBody, 0, body_size).unwrap_or_default()
+        } else {
+            let new = body_size.saturating_sub(*held);
+            let chunk = host::buffer(BufferType::HttpResponseBody, *held, new).unwrap_or_default();
+            *held = body_size;
+            chunk
+        };
+        let errors = observer.feed(&fresh, end);
+        let started = observer.content_events() > 0;
+        let full = *held >= plugin.config.fallback.stream_start.max_bytes;
+        if released {
+            // The timer already sent the headers: this is an ordinary stream now.
+            self.release_stream(false);
+            for payload in errors {
+                self.stream_error(&payload);
+            }
+            return Action::Continue;
+        }
+        if let Some(payload) = errors.first() {
+            holds::forget(self.context_id);
+            let verdict = self.stream_verdict(&plugin, payload);
+            let slot = self.slot();
             plugin
                 .metrics
-                .increment(Counter::StreamErrors(slot, verdict.class));
-            log::warn!(
-                "error event inside a 200 stream for model {}: {} ({})",
+                .increment(Counter::Responses(slot, verdict.class));
+            log::info!(
+                "upstream 200 stream for model {} opened with an error event: {} ({})",
                 plugin.metrics.set.label(slot),
                 verdict.class.as_str(),
                 verdict.reason
             );
+            annotate(&verdict);
+            // Judged in full: if Envoy re-sends, this attempt's end is not a cut; if it cannot,
+            // the client gets the stream as the upstream sent it, still observed for usage.
+            self.complete = true;
+            self.response = match std::mem::replace(&mut self.response, Response::Idle) {
+                Response::StreamStart { observer, .. } => Response::Stream(observer),
+                other => other,
+            };
+            self.after_answer(&verdict, true);
+            return Action::Continue;
         }
-        if let Some(usage) = usage {
-            self.count_tokens(usage);
+        if started || full || end {
+            self.release_stream(true);
+            return Action::Continue;
+        }
+        Action::Pause
+    }
+
+    /// The held stream turned out fine (or the hold ran out): count it a success and observe
+    /// the rest as it flows.
+    fn release_stream(&mut self, by_callback: bool) {
+        if by_callback {
+            holds::forget(self.context_id);
+        }
+        if let Response::StreamStart { .. } = self.response {
+            if let Response::StreamStart { observer, .. } =
+                std::mem::replace(&mut self.response, Response::Idle)
+            {
+                self.response = Response::Stream(observer);
+            }
+            self.succeeded();
+        }
+    }
+
+    /// A 2xx answer: counted, and the model's health told.
+    fn succeeded(&mut self) {
+        let Some(plugin) = self.plugin.clone() else {
+            return;
+        };
+        plugin
+            .metrics
+            .increment(Counter::Responses(self.slot(), ErrorClass::Ok));
+        self.answered = true;
+        if let (Some(id), Some(model)) = (&self.request_id, &self.attempt_model) {
+            fallback::succeeded(&plugin, id, model);
         }
     }
 
@@ -202,20 +339,47 @@ impl Stream {
 
     /// Ends whatever the answer was being observed for (end of body, or trailers).
     fn finish_response(&mut self) {
+        self.complete = true;
         match std::mem::replace(&mut self.response, Response::Idle) {
-            Response::Holding { status, body } => {
-                if let Some(verdict) = self.judge(status, &body, None) {
+            Response::Holding {
+                status,
+                body,
+                encoding,
+            } => {
+                let decoded = match encoding {
+                    Encoding::Identity | Encoding::Other => None,
+                    encoding => inflate::inflate_prefix(encoding, &body, self.max_body()),
+                };
+                let plain = decoded.as_deref().unwrap_or(&body);
+                if let Some(verdict) = self.judge(status, plain, None) {
                     self.after_answer(&verdict, true);
                 }
             }
-            Response::Stream(scanner) => {
-                self.response = Response::Stream(scanner);
+            Response::Stream(observer) => {
+                self.response = Response::Stream(observer);
                 self.observe_stream(&[], true);
                 self.response = Response::Idle;
             }
-            Response::Json(tail) => self.count_tokens(tail.finish()),
+            start @ Response::StreamStart { .. } => {
+                // Trailers while the start was held: release what there is.
+                self.response = start;
+                self.release_stream(true);
+                self.observe_stream(&[], true);
+                self.response = Response::Idle;
+            }
+            Response::Json(observer) => self.count_tokens(observer.usage()),
             Response::Idle => {}
         }
+    }
+
+    /// Tokens of an answer cut short, as far as they were seen.
+    fn count_partial_usage(&mut self) {
+        let usage = match std::mem::replace(&mut self.response, Response::Idle) {
+            Response::Stream(observer) | Response::StreamStart { observer, .. } => observer.usage(),
+            Response::Json(observer) => observer.usage(),
+            Response::Holding { .. } | Response::Idle => return,
+        };
+        self.count_tokens(usage);
     }
 
     /// Client position: an unsafe request that failed in a way that does not prove rejection
@@ -434,6 +598,64 @@ pub(super) fn header_safe(text: &str) -> String {
         .collect()
 }
 
+impl Stream {
+    /// Upstream position, attempt over: an attempt that did not end with a complete answer is
+    /// told apart by what Envoy recorded ([`Ending`]).
+    fn upstream_done(&mut self, plugin: &Plugin) {
+        holds::forget(self.context_id);
+        if self.attempt_model.is_none() {
+            return;
+        }
+        let flags = host::property(vec!["response", "flags"])
+            .map_or(0, |b| crate::attempt::flags_from_property(&b));
+        let details = host::property(vec!["response", "code_details"])
+            .and_then(|d| String::from_utf8(d).ok());
+        let transport = host::property(vec!["upstream", "transport_failure_reason"])
+            .and_then(|d| String::from_utf8(d).ok());
+        let facts = EndFacts {
+            flags,
+            code_details: details.as_deref(),
+            transport_failure: transport.as_deref(),
+            answered: self.answered,
+            complete: self.complete,
+        };
+        let Some(ending) = Ending::of(&facts) else {
+            return;
+        };
+        let slot = self.slot();
+        let label = plugin.metrics.set.label(slot).to_owned();
+        match ending {
+            Ending::ClientGone => {
+                plugin.metrics.increment(Counter::ClientCancels(slot));
+                log::info!("the client left before {label} finished: not counted against it");
+                self.count_partial_usage();
+            }
+            Ending::CutShort => {
+                plugin.metrics.increment(Counter::AnswersCut(slot));
+                self.count_partial_usage();
+                if let Some(verdict) = ending.verdict() {
+                    log::warn!(
+                        "{label}: {} (not retried: bytes reached the client)",
+                        verdict.reason
+                    );
+                    self.record_model_failure(plugin, &verdict);
+                }
+            }
+            Ending::ConnectFailure | Ending::NoAnswer => {
+                if self.answered {
+                    return;
+                }
+                if let Some(verdict) = ending.verdict() {
+                    plugin
+                        .metrics
+                        .increment(Counter::Responses(slot, verdict.class));
+                    self.after_answer(&verdict, false);
+                }
+            }
+        }
+    }
+}
+
 impl Context for Stream {
     fn on_done(&mut self) -> bool {
         // A body with trailers never signals end_of_stream to the body callback.
@@ -459,23 +681,7 @@ impl Context for Stream {
                 }
             }
             Role::Status => {}
-            Role::Upstream => {
-                // No answer at all: a per-try timeout or a reset. It counts against the model,
-                // and the next attempt (if Envoy makes one) asks whatever that decides.
-                if !self.answered && self.attempt_model.is_some() {
-                    let verdict = Verdict {
-                        class: ErrorClass::Timeout,
-                        retry_after_ms: None,
-                        reason: "no answer (per-try timeout or reset)".into(),
-                        scope: crate::classify::Scope::Model,
-                        wait_hint: crate::classify::WaitHint::Absent,
-                    };
-                    plugin
-                        .metrics
-                        .increment(Counter::Responses(self.slot(), ErrorClass::Timeout));
-                    self.after_answer(&verdict, false);
-                }
-            }
+            Role::Upstream => self.upstream_done(&plugin),
         }
         true
     }
@@ -488,6 +694,12 @@ impl HttpContext for Stream {
             return Action::Continue;
         };
         let fallback = self.fallback_enabled();
+        if plugin.role == Role::Upstream {
+            // The answers this filter judges must be readable: ask for plain bytes. The client
+            // gets the same bytes the filter read (see `inflate` for upstreams that compress
+            // anyway).
+            host::set_header(MapType::HttpRequestHeaders, "accept-encoding", "identity");
+        }
         let encoding = if fallback && plugin.role == Role::Client {
             self.request = RequestHeaders::read(&plugin.config);
             self.request_id = self.request.request_id.clone();
@@ -617,34 +829,59 @@ impl HttpContext for Stream {
             return Action::Continue;
         }
         if (200..300).contains(&status) {
-            plugin
-                .metrics
-                .increment(Counter::Responses(self.slot(), ErrorClass::Ok));
-            self.answered = true;
-            if let (Some(id), Some(model)) = (&self.request_id, &self.attempt_model) {
-                fallback::succeeded(&plugin, id, model);
+            if end_of_stream {
+                self.complete = true;
+                self.succeeded();
+                return Action::Continue;
             }
             let content_type = host::header(MapType::HttpResponseHeaders, "content-type")
                 .unwrap_or_default()
                 .to_ascii_lowercase();
-            if !end_of_stream {
-                if content_type.starts_with(b"text/event-stream") {
-                    self.response = Response::Stream(Box::default());
-                } else if content_type.starts_with(b"application/json") {
-                    self.response = Response::Json(UsageTail::default());
-                }
+            let is_stream = content_type.starts_with(b"text/event-stream");
+            let is_json = content_type.starts_with(b"application/json");
+            let encoding = if is_stream || is_json {
+                Encoding::of_header(
+                    host::header(MapType::HttpResponseHeaders, "content-encoding").as_deref(),
+                )
+            } else {
+                Encoding::Identity
+            };
+            let hold = &plugin.config.fallback.stream_start;
+            if is_stream && hold.enabled && self.attempt_model.is_some() && encoding.readable() {
+                // Held until the first event shows how the stream started.
+                self.answered = true;
+                holds::hold(
+                    self.context_id,
+                    host::now_unix_ms().saturating_add(hold.max_hold_ms),
+                );
+                self.response = Response::StreamStart {
+                    observer: Box::new(StreamObserver::new(encoding)),
+                    held: 0,
+                };
+                return Action::Pause;
+            }
+            self.succeeded();
+            if is_stream && encoding.readable() {
+                self.response = Response::Stream(Box::new(StreamObserver::new(encoding)));
+            } else if is_json && encoding.readable() {
+                self.response = Response::Json(Box::new(JsonObserver::new(encoding)));
             }
             return Action::Continue;
         }
         if end_of_stream {
+            self.complete = true;
             if let Some(verdict) = self.judge(status, b"", None) {
                 self.after_answer(&verdict, true);
             }
             return Action::Continue;
         }
+        let encoding = Encoding::of_header(
+            host::header(MapType::HttpResponseHeaders, "content-encoding").as_deref(),
+        );
         self.response = Response::Holding {
             status,
             body: Vec::new(),
+            encoding,
         };
         Action::Pause
     }
@@ -670,18 +907,29 @@ impl HttpContext for Stream {
                     Action::Pause
                 }
             }
+            Response::StreamStart { .. } => {
+                let action = self.stream_start(body_size, end_of_stream);
+                if end_of_stream {
+                    self.complete = true;
+                    if let Response::Stream(_) = self.response {
+                        self.count_partial_usage();
+                    }
+                }
+                action
+            }
             Response::Stream(_) => {
                 let chunk =
                     host::buffer(BufferType::HttpResponseBody, 0, body_size).unwrap_or_default();
                 self.observe_stream(&chunk, end_of_stream);
                 if end_of_stream {
+                    self.complete = true;
                     self.response = Response::Idle;
                 }
                 Action::Continue
             }
-            Response::Json(tail) => {
+            Response::Json(observer) => {
                 if let Some(chunk) = host::buffer(BufferType::HttpResponseBody, 0, body_size) {
-                    tail.feed(&chunk);
+                    observer.feed(&chunk);
                 }
                 if end_of_stream {
                     self.finish_response();

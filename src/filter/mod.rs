@@ -11,9 +11,11 @@ mod fallback;
 mod guard;
 mod headers;
 mod health_store;
+mod holds;
 mod host;
 mod http;
 mod metrics;
+mod observe;
 mod requests;
 mod status;
 
@@ -27,6 +29,8 @@ use std::time::Duration;
 
 /// How often local counter deltas are folded into the Envoy stats and shared data.
 const FLUSH_PERIOD: Duration = Duration::from_secs(1);
+/// The upstream filter's timer period when it holds stream starts (it releases expired holds).
+const HOLD_TICK: Duration = Duration::from_millis(50);
 
 /// Where this plugin instance sits in Envoy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +69,8 @@ proxy_wasm::main! {{
 #[derive(Default)]
 struct Root {
     plugin: Option<Rc<Plugin>>,
+    /// Unix ms of the last counter flush.
+    flushed_ms: u64,
 }
 
 impl Context for Root {}
@@ -120,7 +126,17 @@ impl RootContext for Root {
             config,
             metrics,
         }));
-        if let Err(status) = proxy_wasm::hostcalls::set_tick_period(FLUSH_PERIOD) {
+        let holds_streams = role == Role::Upstream
+            && self
+                .plugin
+                .as_ref()
+                .is_some_and(|p| p.config.fallback.stream_start.enabled);
+        let period = if holds_streams {
+            HOLD_TICK
+        } else {
+            FLUSH_PERIOD
+        };
+        if let Err(status) = proxy_wasm::hostcalls::set_tick_period(period) {
             host::log(
                 LogLevel::Warn,
                 &format!("no timer ({status:?}); shared counters will lag"),
@@ -130,19 +146,27 @@ impl RootContext for Root {
     }
 
     fn on_tick(&mut self) {
-        if let Some(plugin) = &self.plugin {
-            plugin.metrics.flush();
+        let now = host::now_unix_ms();
+        if holds::any() {
+            holds::release_expired(now);
+        }
+        let flush_ms = u64::try_from(FLUSH_PERIOD.as_millis()).unwrap_or(1000);
+        if now.saturating_sub(self.flushed_ms) + 10 >= flush_ms {
+            self.flushed_ms = now;
+            if let Some(plugin) = &self.plugin {
+                plugin.metrics.flush();
+            }
         }
     }
 
-    fn create_http_context(&self, _context_id: u32) -> Option<Box<dyn HttpContext>> {
+    fn create_http_context(&self, context_id: u32) -> Option<Box<dyn HttpContext>> {
         // Returning None makes the SDK panic; an unconfigured plugin passes traffic through.
         if self.plugin.as_ref().is_some_and(|p| p.role == Role::Status) {
             return Some(Box::new(status::StatusStream {
                 plugin: self.plugin.clone(),
             }));
         }
-        Some(Box::new(http::Stream::new(self.plugin.clone())))
+        Some(Box::new(http::Stream::new(self.plugin.clone(), context_id)))
     }
 
     fn get_type(&self) -> Option<ContextType> {

@@ -1,0 +1,74 @@
+//! Observers of a successful answer as it streams by: an SSE scanner or a JSON usage tail,
+//! behind an inflater when the upstream compressed the answer anyway.
+
+use crate::inflate::{Encoding, Inflater, MAX_OBSERVED_BYTES};
+use crate::sse::{SseFinding, SseScanner, Usage};
+use crate::usage::UsageTail;
+
+/// An event stream's scanner, fed decoded bytes.
+pub struct StreamObserver {
+    scanner: SseScanner,
+    inflater: Option<Inflater>,
+}
+
+impl StreamObserver {
+    pub fn new(encoding: Encoding) -> Self {
+        Self {
+            scanner: SseScanner::default(),
+            inflater: Inflater::new(encoding, MAX_OBSERVED_BYTES),
+        }
+    }
+
+    /// Feeds the next chunk as received; returns the payloads of the error events it completed.
+    pub fn feed(&mut self, chunk: &[u8], end: bool) -> Vec<Vec<u8>> {
+        let mut errors = Vec::new();
+        let mut collect = |finding: SseFinding| match finding {
+            SseFinding::Error { payload, .. } => errors.push(payload),
+        };
+        let scanner = &mut self.scanner;
+        match &mut self.inflater {
+            Some(inflater) => inflater.feed(chunk, &mut |piece| scanner.feed(piece, &mut collect)),
+            None => scanner.feed(chunk, &mut collect),
+        }
+        if end {
+            scanner.finish(&mut collect);
+        }
+        errors
+    }
+
+    pub fn usage(&self) -> Usage {
+        self.scanner.usage()
+    }
+
+    /// Events that are not a stream's prelude, seen so far.
+    pub fn content_events(&self) -> u64 {
+        self.scanner.content_events_seen()
+    }
+}
+
+/// A JSON answer's usage tail, fed decoded bytes.
+pub struct JsonObserver {
+    tail: UsageTail,
+    inflater: Option<Inflater>,
+}
+
+impl JsonObserver {
+    pub fn new(encoding: Encoding) -> Self {
+        Self {
+            tail: UsageTail::default(),
+            inflater: Inflater::new(encoding, MAX_OBSERVED_BYTES),
+        }
+    }
+
+    pub fn feed(&mut self, chunk: &[u8]) {
+        let tail = &mut self.tail;
+        match &mut self.inflater {
+            Some(inflater) => inflater.feed(chunk, &mut |piece| tail.feed(piece)),
+            None => tail.feed(chunk),
+        }
+    }
+
+    pub fn usage(&self) -> Usage {
+        self.tail.finish()
+    }
+}
