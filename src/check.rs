@@ -219,7 +219,7 @@ fn check_envoy(document: &Value) -> Report {
     if !text.contains(";model=") {
         report.findings.push(finding(
             "stats_config.stats_tags",
-            "no tag for `;model=`: add {tag_name: model, regex: \"(;model=([^;]*))\"} (and class, to, direction, reason) so Prometheus sees labels",
+            "no tag for `;model=`: add {tag_name: model, regex: \"(;model=([^;]*))\"} (and class, to, direction, reason, account, outcome) so Prometheus sees labels",
         ));
     }
     report

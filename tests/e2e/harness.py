@@ -59,8 +59,11 @@ class Mock:
         self.url = f"http://127.0.0.1:{self.port}"
         wait_for(lambda: requests.get(self.url + "/_mock/health", timeout=1).ok, 10, "mock health")
 
-    def script(self, model: str, steps: list[dict] | None = None, default: dict | None = None, **extra) -> None:
-        body = {"model": model, "steps": steps or [], "default": default, **extra}
+    def script(self, model: str | None, steps: list[dict] | None = None, default: dict | None = None, **extra) -> None:
+        """Scripts a model (or, with `account=`, every model served with that credential)."""
+        body = {"steps": steps or [], "default": default, **extra}
+        if model is not None:
+            body["model"] = model
         requests.post(self.url + "/_mock/script", json=body, timeout=5).raise_for_status()
 
     def requests(self) -> list[dict]:

@@ -118,7 +118,9 @@ def test_envoy_local_replies_are_classified_by_code_details(workdir, mock):
         assert r.status_code == 503
         assert r.headers["x-llm-error-class"] == "overloaded"
         assert "connection_failure" in r.headers["x-llm-error-reason"]
-        wait_for(lambda: dead.metric("llm_fallback_responses", model="gpt-4o", **{"class": "overloaded"}) == 1, 5, "counter")
+        # Four attempts that could not connect (the provider's overload) plus Envoy's reply.
+        wait_for(lambda: dead.metric("llm_fallback_responses", model="gpt-4o", **{"class": "overloaded"}) == 5, 5, "counter")
+        assert dead.metric("llm_fallback_responses", model="gpt-4o", **{"class": "timeout"}) == 0
     finally:
         dead.stop()
 

@@ -68,7 +68,7 @@ def test_quota_falls_back_at_once_and_the_model_is_not_asked_again(fresh, mock):
         assert r.headers["x-llm-fallback-reason"] == "quota_exhausted"
     assert seen(mock) == [("llama-3.1-8b", "1")] * 20, "no attempt may be wasted on a model out of quota"
     wait_for(lambda: envoy.metric("llm_fallback_fallbacks", model="gpt-4o", to="llama-3.1-8b", **{"class": "quota_exhausted"}) == 1, 5, "fallback counter")
-    assert envoy.metric("llm_fallback_skipped_cooling", model="gpt-4o") == 20
+    wait_for(lambda: envoy.metric("llm_fallback_skipped_cooling", model="gpt-4o") == 20, 5, "skipped counter")
 
 
 def test_short_rate_limit_is_waited_out_on_the_same_model(fresh, mock):
