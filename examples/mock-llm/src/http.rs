@@ -66,6 +66,105 @@ pub fn query_param<'a>(query: &'a str, key: &str) -> Option<&'a str> {
         .map(|(_, v)| v)
 }
 
+/// Where a request's account (its credential) sits in the request, as
+/// offsets so that finding it allocates nothing; see [`find_account`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AccountAt {
+    /// No credential: the account is `-`.
+    #[default]
+    None,
+    /// `headers[index].1[start..end]`.
+    Header {
+        index: usize,
+        start: usize,
+        end: usize,
+    },
+    /// `target[start..end]` (the `key` query parameter).
+    Target { start: usize, end: usize },
+}
+
+/// The account of a request without a credential.
+pub const NO_ACCOUNT: &str = "-";
+
+impl AccountAt {
+    /// The account string, given the request's headers and target.
+    pub fn resolve<'a>(self, headers: &'a [(String, String)], target: &'a str) -> &'a str {
+        let found = match self {
+            AccountAt::None => None,
+            AccountAt::Header { index, start, end } => headers
+                .get(index)
+                .and_then(|(_, value)| value.get(start..end)),
+            AccountAt::Target { start, end } => target.get(start..end),
+        };
+        found.unwrap_or(NO_ACCOUNT)
+    }
+}
+
+/// The bearer token in an `authorization` value (`Bearer <token>`, scheme
+/// case-insensitive), as a byte range of the value.
+fn bearer_token(value: &str) -> Option<(usize, usize)> {
+    let scheme = value.get(..6)?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return None;
+    }
+    let rest = value.get(6..)?;
+    let token = rest.trim_start_matches([' ', '\t']);
+    if token.len() == rest.len() {
+        return None; // "Bearerx": no separator
+    }
+    let start = value.len() - token.len();
+    let token = token.trim_end();
+    (!token.is_empty()).then_some((start, start + token.len()))
+}
+
+/// Finds a request's account: the bearer token of `authorization: Bearer
+/// <key>`, else `x-api-key`, else `x-goog-api-key`, else the `key` query
+/// parameter (as sent, not percent-decoded), else none (`-`). Empty values
+/// are skipped. `headers` have lowercase names.
+pub fn find_account(headers: &[(String, String)], target: &str) -> AccountAt {
+    let header = |name: &str| {
+        headers
+            .iter()
+            .enumerate()
+            .find(|(_, (n, v))| n == name && !v.is_empty())
+            .map(|(index, (_, v))| (index, v.as_str()))
+    };
+    let bearer = headers
+        .iter()
+        .enumerate()
+        .filter(|(_, (n, _))| n == "authorization")
+        .find_map(|(index, (_, v))| bearer_token(v).map(|(start, end)| (index, start, end)));
+    if let Some((index, start, end)) = bearer {
+        return AccountAt::Header { index, start, end };
+    }
+    for name in ["x-api-key", "x-goog-api-key"] {
+        if let Some((index, value)) = header(name) {
+            return AccountAt::Header {
+                index,
+                start: 0,
+                end: value.len(),
+            };
+        }
+    }
+    let Some(q) = target.find('?') else {
+        return AccountAt::None;
+    };
+    let mut pos = q + 1;
+    for pair in target.get(pos..).unwrap_or_default().split('&') {
+        if let Some(value) = pair.strip_prefix("key=") {
+            if !value.is_empty() {
+                let start = pos + 4;
+                return AccountAt::Target {
+                    start,
+                    end: start + value.len(),
+                };
+            }
+        }
+        pos += pair.len() + 1;
+    }
+    AccountAt::None
+}
+
 /// A request that cannot be served; the connection is answered and closed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HttpError {
@@ -552,6 +651,21 @@ pub fn write_head(
     close: bool,
     extra: &[(String, String)],
 ) {
+    write_head_encoded(out, status, content_type, framing, close, extra, None);
+}
+
+/// [`write_head`] for a body sent with a content coding: adds
+/// `content-encoding: <coding>` (replacing one in `extra`) and
+/// `vary: accept-encoding` (unless `extra` has a `vary`).
+pub fn write_head_encoded(
+    out: &mut Vec<u8>,
+    status: u16,
+    content_type: &str,
+    framing: Framing,
+    close: bool,
+    extra: &[(String, String)],
+    content_encoding: Option<&str>,
+) {
     // Writes into a Vec cannot fail.
     let _ = write!(out, "HTTP/1.1 {} {}\r\n", status, reason(status));
     let has = |name: &str| extra.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
@@ -566,12 +680,21 @@ pub fn write_head(
         }
         Framing::Chunked => out.extend_from_slice(b"transfer-encoding: chunked\r\n"),
     }
+    if let Some(coding) = content_encoding {
+        out.extend_from_slice(b"content-encoding: ");
+        out.extend_from_slice(coding.as_bytes());
+        out.extend_from_slice(b"\r\n");
+        if !has("vary") {
+            out.extend_from_slice(b"vary: accept-encoding\r\n");
+        }
+    }
     if close && !has("connection") {
         out.extend_from_slice(b"connection: close\r\n");
     }
     for (name, value) in extra {
         if name.eq_ignore_ascii_case("content-length")
             || name.eq_ignore_ascii_case("transfer-encoding")
+            || (content_encoding.is_some() && name.eq_ignore_ascii_case("content-encoding"))
         {
             continue;
         }
@@ -781,6 +904,73 @@ mod tests {
         assert_eq!(query_param("key=1&alt=sse", "alt"), Some("sse"));
         assert_eq!(query_param("flag", "flag"), Some(""));
         assert_eq!(query_param("", "alt"), None);
+    }
+
+    fn account_of(headers: &[(&str, &str)], target: &str) -> String {
+        let headers: Vec<(String, String)> = headers
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect();
+        find_account(&headers, target)
+            .resolve(&headers, target)
+            .to_string()
+    }
+
+    #[test]
+    fn accounts() {
+        assert_eq!(account_of(&[], "/v1/models"), "-");
+        assert_eq!(account_of(&[("authorization", "Bearer sk-a")], "/"), "sk-a");
+        assert_eq!(
+            account_of(&[("authorization", "bearer   sk-b  ")], "/"),
+            "sk-b"
+        );
+        // Not a bearer credential: the next source counts.
+        assert_eq!(
+            account_of(
+                &[("authorization", "Basic eDp5"), ("x-api-key", "ant-1")],
+                "/"
+            ),
+            "ant-1"
+        );
+        assert_eq!(account_of(&[("authorization", "Bearer")], "/"), "-");
+        assert_eq!(account_of(&[("authorization", "Bearerx")], "/"), "-");
+        assert_eq!(
+            account_of(
+                &[("x-goog-api-key", "g-1"), ("authorization", "Bearer sk-c")],
+                "/"
+            ),
+            "sk-c"
+        );
+        assert_eq!(
+            account_of(&[("x-api-key", ""), ("x-goog-api-key", "g-2")], "/"),
+            "g-2"
+        );
+        assert_eq!(
+            account_of(&[], "/v1beta/models/g:generateContent?alt=sse&key=AIza1"),
+            "AIza1"
+        );
+        assert_eq!(account_of(&[], "/x?key=&monkey=1"), "-");
+        assert_eq!(account_of(&[], "/x?monkey=1&key=k2&key=k3"), "k2");
+        assert_eq!(account_of(&[("x-goog-api-key", "g-3")], "/x?key=q"), "g-3");
+    }
+
+    #[test]
+    fn encoded_head() {
+        let mut out = Vec::new();
+        let extra = vec![("content-encoding".to_string(), "br".to_string())];
+        write_head_encoded(
+            &mut out,
+            200,
+            "application/json",
+            Framing::Length(5),
+            false,
+            &extra,
+            Some("gzip"),
+        );
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 5\r\ncontent-encoding: gzip\r\nvary: accept-encoding\r\n\r\n"
+        );
     }
 
     #[test]

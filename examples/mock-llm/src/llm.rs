@@ -66,6 +66,21 @@ pub struct RouteInfo {
     pub body_error: Option<String>,
 }
 
+impl RouteInfo {
+    /// True when [`generate`] answers this request with a stream.
+    pub fn streams(&self) -> bool {
+        self.stream
+            && self.body_error.is_none()
+            && matches!(
+                self.api,
+                Api::OpenAiChat
+                    | Api::OpenAiCompletions
+                    | Api::AnthropicMessages
+                    | Api::Gemini { .. }
+            )
+    }
+}
+
 /// Only the fields the mock reads; everything else is skipped.
 #[derive(Deserialize)]
 struct BodyFields {
@@ -676,13 +691,12 @@ fn gemini(stream: bool, sse: bool, p: &GenParams<'_>, model: &str, prompt: u64) 
         pieces.push(String::new());
     }
     let completion = pieces.len();
+    // Like Gemini, every chunk carries usageMetadata (running totals), so a
+    // stream cut short still reports the prompt tokens.
     let objects = pieces.iter().enumerate().map(|(i, piece)| {
         let last = i + 1 == completion;
-        let mut v = json!({"candidates": [candidate(piece, last)], "modelVersion": model});
-        if last {
-            v["usageMetadata"] = usage(completion);
-        }
-        v
+        json!({"candidates": [candidate(piece, last)], "usageMetadata": usage(i + 1),
+               "modelVersion": model})
     });
     if sse {
         return event_stream(objects.map(|v| sse_data(&v)).collect());
@@ -737,6 +751,76 @@ fn models_list(models: &[String]) -> Generated {
             data,
         },
     )
+}
+
+/// Frames before the first content chunk of a generated stream (OpenAI chat:
+/// the role chunk; Anthropic: message_start and content_block_start).
+fn content_offset(api: Api) -> usize {
+    match api {
+        Api::OpenAiChat => 1,
+        Api::AnthropicMessages => 2,
+        _ => 0,
+    }
+}
+
+/// Default mid-stream error objects: OpenAI's from fixture
+/// openai-sse-200-chat-stream-server-error (without its stray `)`),
+/// Anthropic's streaming docs example, Gemini's 503 overload.
+const OPENAI_STREAM_ERROR: &[u8] = br#"{"message":"The server experienced an error while processing your request. We apologize for the inconvenience!","type":"server_error","param":null,"code":null}"#;
+const ANTHROPIC_STREAM_ERROR: &[u8] = br#"{"type":"overloaded_error","message":"Overloaded"}"#;
+const GEMINI_STREAM_ERROR: &[u8] =
+    br#"{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}"#;
+
+/// Cuts a generated stream of `chunks` content pieces after `after` of them
+/// (0: before the very first event) and ends it with an error event in the
+/// endpoint family's form, carrying `error` (a serialized error object; the
+/// family's overload error when None). Nothing follows the error: no
+/// `[DONE]`, no `message_stop` (only Gemini's JSON array is still closed
+/// with `]` after its error element).
+pub fn cut_stream(
+    api: Api,
+    frames: &mut Vec<Vec<u8>>,
+    chunks: usize,
+    after: usize,
+    error: Option<&[u8]>,
+) {
+    let content = match api {
+        Api::Gemini { .. } => chunks.max(1),
+        _ => chunks,
+    };
+    let keep = if after == 0 {
+        0
+    } else {
+        content_offset(api) + after.min(content)
+    };
+    frames.truncate(keep);
+    let frame = |prefix: &[u8], object: &[u8], suffix: &[u8]| [prefix, object, suffix].concat();
+    match api {
+        Api::AnthropicMessages => frames.push(frame(
+            b"event: error\ndata: {\"type\":\"error\",\"error\":",
+            error.unwrap_or(ANTHROPIC_STREAM_ERROR),
+            b"}\n\n",
+        )),
+        Api::Gemini { sse: false, .. } => {
+            let sep: &[u8] = if frames.is_empty() { b"[" } else { b",\r\n" };
+            frames.push(frame(
+                &[sep, b"{\"error\":"].concat(),
+                error.unwrap_or(GEMINI_STREAM_ERROR),
+                b"}",
+            ));
+            frames.push(b"]".to_vec());
+        }
+        Api::Gemini { sse: true, .. } => frames.push(frame(
+            b"data: {\"error\":",
+            error.unwrap_or(GEMINI_STREAM_ERROR),
+            b"}\n\n",
+        )),
+        _ => frames.push(frame(
+            b"data: {\"error\":",
+            error.unwrap_or(OPENAI_STREAM_ERROR),
+            b"}\n\n",
+        )),
+    }
 }
 
 /// A provider-shaped JSON error body for `status`, used for scripted error
@@ -912,6 +996,109 @@ mod tests {
                 "message_stop"
             ]
         );
+    }
+
+    #[test]
+    fn streams_predicts_generate() {
+        let cases: &[(&str, &str, &str, &[u8])] = &[
+            ("POST", "/v1/chat/completions", "", br#"{"stream":true}"#),
+            ("POST", "/v1/chat/completions", "", br#"{"stream":false}"#),
+            ("POST", "/v1/completions", "", br#"{"stream":true}"#),
+            (
+                "POST",
+                "/v1/embeddings",
+                "",
+                br#"{"stream":true,"input":"x"}"#,
+            ),
+            ("POST", "/v1/messages", "", br#"{"stream":true}"#),
+            ("POST", "/v1/messages", "", b"{bad json"),
+            (
+                "POST",
+                "/v1beta/models/g:streamGenerateContent",
+                "alt=sse",
+                b"",
+            ),
+            ("POST", "/v1beta/models/g:streamGenerateContent", "", b""),
+            ("POST", "/v1beta/models/g:generateContent", "", b""),
+            ("GET", "/v1/models", "", b""),
+            ("POST", "/v1/assistants", "", br#"{"stream":true}"#),
+        ];
+        for (method, path, query, body) in cases {
+            let info = classify(method, path, query, body);
+            let is_stream = matches!(generate(&info, &params(3), &[]).body, Body::Stream { .. });
+            assert_eq!(info.streams(), is_stream, "{method} {path} {query}");
+        }
+    }
+
+    fn cut(
+        path: &str,
+        query: &str,
+        body: &[u8],
+        after: usize,
+        error: Option<&[u8]>,
+    ) -> Vec<String> {
+        let info = classify("POST", path, query, body);
+        let mut g = generate(&info, &params(3), &[]);
+        let Body::Stream { frames, .. } = &mut g.body else {
+            panic!("expected a stream");
+        };
+        cut_stream(info.api, frames, 3, after, error);
+        self::frames(&g)
+    }
+
+    #[test]
+    fn stream_errors_in_each_family() {
+        let anthropic = cut("/v1/messages", "", br#"{"stream":true}"#, 2, None);
+        assert_eq!(anthropic.len(), 5);
+        assert!(
+            anthropic[0].contains(r#""input_tokens":10"#),
+            "{}",
+            anthropic[0]
+        );
+        assert!(anthropic[3].contains("content_block_delta"));
+        assert_eq!(
+            anthropic[4],
+            "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"
+        );
+        let first = cut(
+            "/v1/messages",
+            "",
+            br#"{"stream":true}"#,
+            0,
+            Some(br#"{"x":1}"#),
+        );
+        assert_eq!(
+            first,
+            vec!["event: error\ndata: {\"type\":\"error\",\"error\":{\"x\":1}}\n\n"]
+        );
+        let chat = cut("/v1/chat/completions", "", br#"{"stream":true}"#, 1, None);
+        assert_eq!(chat.len(), 3, "{chat:?}");
+        assert!(chat[1].contains(r#""content":"Hello""#));
+        let v: Value = serde_json::from_str(chat[2].strip_prefix("data: ").unwrap()).unwrap();
+        assert_eq!(v["error"]["type"], "server_error");
+        // More than there are: error after all content, before the end.
+        let chat = cut("/v1/chat/completions", "", br#"{"stream":true}"#, 99, None);
+        assert_eq!(chat.len(), 5);
+        assert!(!chat
+            .iter()
+            .any(|f| f.contains("[DONE]") || f.contains("\"stop\"")));
+        let gem = cut(
+            "/v1beta/models/g:streamGenerateContent",
+            "alt=sse",
+            b"",
+            1,
+            None,
+        );
+        assert_eq!(gem.len(), 2);
+        assert!(gem[0].contains("usageMetadata"));
+        assert!(gem[1].starts_with("data: {\"error\":{\"code\":503"));
+        let arr = cut("/v1beta/models/g:streamGenerateContent", "", b"", 2, None).concat();
+        let v: Value = serde_json::from_str(&arr).unwrap();
+        assert_eq!(v.as_array().unwrap().len(), 3);
+        assert_eq!(v[2]["error"]["status"], "UNAVAILABLE");
+        let arr = cut("/v1beta/models/g:streamGenerateContent", "", b"", 0, None).concat();
+        let v: Value = serde_json::from_str(&arr).unwrap();
+        assert_eq!(v[0]["error"]["code"], 503);
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //! end-to-end tests and benchmarks. See README.md and `mock-llm --help`.
 
 mod control;
+mod encoding;
 mod http;
 mod llm;
+mod preset;
 mod record;
 mod script;
 mod server;
@@ -19,6 +21,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::signal::unix::{signal, SignalKind};
 
+use crate::encoding::CompressMode;
 use crate::state::AppState;
 
 const HELP: &str = "\
@@ -35,6 +38,8 @@ OPTIONS:
     --scenario FILE.json       Load an array of scripts at start (same format as POST /_mock/scripts)
     --record-limit N           Keep the N most recent requests [default: 100000; 0 = keep none]
     --record-body-limit BYTES  Truncate recorded bodies to BYTES [default: 1048576]
+    --compress MODE            accepted|always|never [default: accepted]: gzip (or deflate) non-stream
+                               JSON answers when accept-encoding allows; always gzip; never
     -h, --help                 Print this help
     -V, --version              Print the version
 
@@ -52,18 +57,30 @@ LLM ENDPOINTS (deterministic replies, \"Hello from <model>\"):
     anything else                              404 JSON error (still recorded)
 
 CONTROL API (never recorded):
-    POST /_mock/script     {\"model\": \"gpt-4o\"|\"*\", \"steps\": [Step...], \"default\": Step|null,
-                            \"path_prefix\": \"/v1/messages\"}   replaces that model's script
+    POST /_mock/script     {\"model\": \"gpt-4o\"|\"*\" (or \"account\": \"<key>\"|\"*\"), \"steps\": [Step...],
+                            \"default\": Step|null, \"path_prefix\": \"/v1/messages\"}
+                           replaces that model's (or account's) script; account scripts come first
     POST /_mock/scripts    [script, ...]  (bulk)
     GET  /_mock/requests[?since=SEQ]      recorded requests with seq > SEQ, oldest first
-    GET  /_mock/stats      {\"requests\", \"recorded\", \"by_model\", \"by_outcome\"}
+    GET  /_mock/stats      {\"requests\", \"recorded\", \"by_model\", \"by_account\", \"by_outcome\"}
     POST /_mock/reset      clear scripts, records and counters
     GET  /_mock/health     200 ok
 
+ACCOUNT: bearer token of authorization, else x-api-key, else x-goog-api-key, else ?key=, else \"-\"
+
 STEP (all fields optional):
+    preset NAME (real provider error: status, headers, body; other fields override),
     status, headers {name: value}, body (string verbatim, other JSON serialized),
-    sse [raw frame strings], delay_ms, chunk_delay_ms, chunks,
-    reset \"before_headers\"|\"after_headers\", close (bool)
+    sse [raw frame strings], delay_ms, ttft_ms, chunk_delay_ms, chunks,
+    reset \"before_headers\"|\"after_headers\"|\"mid_body\", reset_after_chunks N, close (bool),
+    compress \"gzip\"|\"deflate\"|\"none\",
+    stream_error {\"after\": N, \"preset\": NAME | \"payload\": error-object}
+
+PRESETS:
+    openai_insufficient_quota 429, openai_rate_limit 429, openai_tokens_per_day 429,
+    openai_server_error 500, capacity 503, anthropic_credit_balance 400,
+    anthropic_overloaded 529, anthropic_rate_limit 429, deepseek_insufficient_balance 402,
+    google_per_model_quota 429, google_rate_limit 429, google_overloaded 503
 ";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,6 +91,7 @@ struct Config {
     scenario: Option<PathBuf>,
     record_limit: usize,
     record_body_limit: usize,
+    compress: CompressMode,
 }
 
 impl Default for Config {
@@ -85,6 +103,7 @@ impl Default for Config {
             scenario: None,
             record_limit: 100_000,
             record_body_limit: 1 << 20,
+            compress: CompressMode::Accepted,
         }
     }
 }
@@ -121,7 +140,8 @@ fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Command, Strin
             | "--threads"
             | "--scenario"
             | "--record-limit"
-            | "--record-body-limit" => {}
+            | "--record-body-limit"
+            | "--compress" => {}
             other => return Err(format!("unknown argument {other:?}")),
         }
         let value = match inline {
@@ -149,6 +169,11 @@ fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Command, Strin
             }
             "--scenario" => cfg.scenario = Some(PathBuf::from(value)),
             "--record-limit" => cfg.record_limit = parse_number(&flag, &value)?,
+            "--compress" => {
+                cfg.compress = CompressMode::parse(&value).ok_or_else(|| {
+                    format!("--compress: expected accepted, always or never, got {value:?}")
+                })?
+            }
             _ => cfg.record_body_limit = parse_number(&flag, &value)?,
         }
     }
@@ -168,7 +193,11 @@ fn write_port_file(path: &Path, port: u16) -> io::Result<()> {
 }
 
 async fn run(cfg: Config) -> Result<(), String> {
-    let state = Arc::new(AppState::new(cfg.record_limit, cfg.record_body_limit));
+    let state = Arc::new(AppState::new(
+        cfg.record_limit,
+        cfg.record_body_limit,
+        cfg.compress,
+    ));
     if let Some(path) = &cfg.scenario {
         let json = std::fs::read(path)
             .map_err(|e| format!("cannot read scenario {}: {e}", path.display()))?;
@@ -287,6 +316,8 @@ mod tests {
             "--record-limit",
             "5",
             "--record-body-limit=10",
+            "--compress",
+            "always",
         ]) else {
             panic!("expected Run");
         };
@@ -295,6 +326,12 @@ mod tests {
         assert_eq!(cfg.threads, 2);
         assert_eq!(cfg.scenario, Some(PathBuf::from("s.json")));
         assert_eq!((cfg.record_limit, cfg.record_body_limit), (5, 10));
+        assert_eq!(cfg.compress, CompressMode::Always);
+        assert!(args(&["--compress", "brotli"]).is_err());
+        let Ok(Command::Run(cfg)) = args(&["--compress=never"]) else {
+            panic!("expected Run");
+        };
+        assert_eq!(cfg.compress, CompressMode::Never);
         let Ok(Command::Run(cfg)) = args(&["--listen", "9000"]) else {
             panic!("expected Run");
         };
@@ -304,6 +341,17 @@ mod tests {
         assert!(args(&["--threads"]).is_err());
         assert!(args(&["--bogus"]).is_err());
         assert!(args(&["--record-limit", "-1"]).is_err());
+    }
+
+    #[test]
+    fn help_lists_every_preset() {
+        for p in preset::PRESETS {
+            assert!(
+                HELP.contains(&format!("{} {}", p.name, p.status)),
+                "{}",
+                p.name
+            );
+        }
     }
 
     #[test]

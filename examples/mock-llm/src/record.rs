@@ -5,6 +5,9 @@ use std::sync::Arc;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
+use crate::encoding::Encoding;
+use crate::http::AccountAt;
+
 /// How a request was answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Outcome {
@@ -14,6 +17,7 @@ pub enum Outcome {
     Scripted,
     ResetBeforeHeaders,
     ResetAfterHeaders,
+    ResetMidBody,
 }
 
 impl Outcome {
@@ -23,6 +27,7 @@ impl Outcome {
             Outcome::Scripted => "scripted",
             Outcome::ResetBeforeHeaders => "reset_before_headers",
             Outcome::ResetAfterHeaders => "reset_after_headers",
+            Outcome::ResetMidBody => "reset_mid_body",
         }
     }
 }
@@ -45,6 +50,17 @@ pub struct Record {
     pub step: Option<usize>,
     pub script: Option<String>,
     pub outcome: Outcome,
+    /// The request's credential, as offsets into `headers` / `path`.
+    pub account: AccountAt,
+    /// The content coding of the response body, if any.
+    pub response_encoding: Option<Encoding>,
+}
+
+impl Record {
+    /// The request's account (`-` without a credential).
+    pub fn account(&self) -> &str {
+        self.account.resolve(&self.headers, &self.path)
+    }
 }
 
 /// Converts a request body for the record: truncated to `limit` bytes, then
@@ -87,7 +103,7 @@ impl Serialize for HeaderMap<'_> {
 
 impl Serialize for Record {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(13))?;
+        let mut map = serializer.serialize_map(Some(15))?;
         map.serialize_entry("seq", &self.seq)?;
         map.serialize_entry("t_ms", &self.t_ms)?;
         map.serialize_entry("method", &self.method)?;
@@ -101,6 +117,11 @@ impl Serialize for Record {
         map.serialize_entry("step", &self.step)?;
         map.serialize_entry("script", &self.script)?;
         map.serialize_entry("outcome", self.outcome.as_str())?;
+        map.serialize_entry("account", self.account())?;
+        map.serialize_entry(
+            "response_encoding",
+            &self.response_encoding.map(Encoding::as_str),
+        )?;
         map.end()
     }
 }
@@ -112,7 +133,18 @@ pub struct Recorder {
     records: VecDeque<Arc<Record>>,
     last_seq: u64,
     by_model: BTreeMap<String, u64>,
+    by_account: BTreeMap<String, u64>,
     by_outcome: BTreeMap<Outcome, u64>,
+}
+
+/// Adds one to `map[key]`, allocating the key only the first time.
+fn count(map: &mut BTreeMap<String, u64>, key: &str) {
+    match map.get_mut(key) {
+        Some(n) => *n += 1,
+        None => {
+            map.insert(key.to_string(), 1);
+        }
+    }
 }
 
 impl Recorder {
@@ -122,6 +154,7 @@ impl Recorder {
             records: VecDeque::with_capacity(limit.min(4096)),
             last_seq: 0,
             by_model: BTreeMap::new(),
+            by_account: BTreeMap::new(),
             by_outcome: BTreeMap::new(),
         }
     }
@@ -132,13 +165,9 @@ impl Recorder {
         self.last_seq += 1;
         record.seq = self.last_seq;
         if let Some(model) = &record.model {
-            match self.by_model.get_mut(model) {
-                Some(n) => *n += 1,
-                None => {
-                    self.by_model.insert(model.clone(), 1);
-                }
-            }
+            count(&mut self.by_model, model);
         }
+        count(&mut self.by_account, record.account());
         *self.by_outcome.entry(record.outcome).or_insert(0) += 1;
         if self.limit > 0 {
             if self.records.len() >= self.limit {
@@ -166,6 +195,7 @@ impl Recorder {
             "requests": self.last_seq,
             "recorded": self.records.len(),
             "by_model": self.by_model,
+            "by_account": self.by_account,
             "by_outcome": by_outcome,
         })
     }
@@ -175,6 +205,7 @@ impl Recorder {
         self.records.clear();
         self.last_seq = 0;
         self.by_model.clear();
+        self.by_account.clear();
         self.by_outcome.clear();
     }
 }
@@ -202,6 +233,12 @@ mod tests {
             step: Some(0),
             script: model.map(str::to_string),
             outcome,
+            account: AccountAt::Header {
+                index: 1,
+                start: 0,
+                end: 1,
+            },
+            response_encoding: None,
         }
     }
 
@@ -220,6 +257,7 @@ mod tests {
         assert_eq!(stats["requests"], 5);
         assert_eq!(stats["recorded"], 3);
         assert_eq!(stats["by_model"]["m"], 5);
+        assert_eq!(stats["by_account"]["h"], 5);
         r.clear();
         assert_eq!(r.push(rec(None, Outcome::Scripted)), 1);
         assert_eq!(r.stats()["by_outcome"]["scripted"], 1);
@@ -245,6 +283,18 @@ mod tests {
         assert_eq!(v["model"], "m");
         assert_eq!(v["step"], 0);
         assert_eq!(v["path"], "/v1/chat/completions?x=1");
+        assert_eq!(v["account"], "h");
+        assert_eq!(v["response_encoding"], serde_json::Value::Null);
+        let mut gz = rec(None, Outcome::Ok);
+        gz.account = AccountAt::None;
+        gz.response_encoding = Some(Encoding::Gzip);
+        r.push(gz);
+        let v = serde_json::to_value(&*r.since(1)[0]).unwrap();
+        assert_eq!(
+            (v["account"].as_str(), v["response_encoding"].as_str()),
+            (Some("-"), Some("gzip"))
+        );
+        assert_eq!(r.stats()["by_account"]["-"], 1);
     }
 
     #[test]

@@ -10,7 +10,11 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::control;
-use crate::http::{write_chunk, write_head, Framing, Parser, Request, CONTINUE_100, LAST_CHUNK};
+use crate::encoding::{self, CompressMode, Encoding, StreamEncoder};
+use crate::http::{
+    find_account, write_chunk, write_head, write_head_encoded, Framing, Parser, Request,
+    CONTINUE_100, LAST_CHUNK,
+};
 use crate::llm::{self, Api, Body, GenParams, Generated, RouteInfo, DEFAULT_CHUNKS};
 use crate::record::{record_body, Outcome, Record};
 use crate::script::{ResetMode, Step};
@@ -22,6 +26,25 @@ const READ_CHUNK: usize = 16 * 1024;
 const KEEP_BUFFER: usize = 1 << 20;
 /// Upper bound for a step's `chunks`.
 const MAX_CHUNKS: usize = 100_000;
+/// A "chunk" of a plain body for `reset: mid_body`.
+const PLAIN_CHUNK: usize = 64;
+
+/// The step used when no script applies.
+static NO_STEP: Step = Step {
+    status: None,
+    headers: Vec::new(),
+    body: None,
+    sse: None,
+    delay_ms: 0,
+    ttft_ms: 0,
+    chunk_delay_ms: 0,
+    chunks: None,
+    reset: None,
+    reset_after_chunks: 0,
+    close: false,
+    compress: None,
+    stream_error: None,
+};
 
 /// What to do with the connection after a response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,6 +178,7 @@ async fn respond(
         body,
         keep_alive,
     } = req;
+    let account = find_account(&headers, &target);
     let (body_text, body_truncated, body_len) = record_body(body, state.record_body_limit);
     let mut record = Record {
         seq: 0,
@@ -170,34 +194,45 @@ async fn respond(
         step: None,
         script: None,
         outcome: Outcome::Ok,
+        account,
+        response_encoding: None,
     };
 
     // Choose the step and record the request under one lock, before any
     // delay or reset, so attempts are counted even if they never complete.
-    let (seq, step, models) = {
+    let (seq, step, models, encoding) = {
         let mut inner = state.lock();
-        let selection = inner.scripts.select(info.model.as_deref(), &path);
+        let selection = inner
+            .scripts
+            .select(record.account(), info.model.as_deref(), &path);
         let step = selection.map(|sel| {
             record.step = sel.index;
             record.script = Some(sel.script);
             record.outcome = match sel.step.reset {
                 Some(ResetMode::BeforeHeaders) => Outcome::ResetBeforeHeaders,
                 Some(ResetMode::AfterHeaders) => Outcome::ResetAfterHeaders,
+                Some(ResetMode::MidBody) => Outcome::ResetMidBody,
                 None => Outcome::Scripted,
             };
             sel.step
         });
+        let encoding = response_encoding(
+            step.as_deref().unwrap_or(&NO_STEP),
+            &info,
+            &record.headers,
+            state.compress,
+        );
+        record.response_encoding = encoding;
         let models: Vec<String> = if info.api == Api::Models {
             inner.scripts.models().map(str::to_string).collect()
         } else {
             Vec::new()
         };
         let seq = inner.recorder.push(record);
-        (seq, step, models)
+        (seq, step, models, encoding)
     };
 
-    let no_step = Step::default();
-    let step: &Step = step.as_deref().unwrap_or(&no_step);
+    let step: &Step = step.as_deref().unwrap_or(&NO_STEP);
     sleep_ms(step.delay_ms).await;
     if step.reset == Some(ResetMode::BeforeHeaders) {
         return Ok(After::Reset);
@@ -210,72 +245,116 @@ async fn respond(
         method: &method,
         path: &path,
     };
-    let generated = build_response(&info, step, &params, &models);
+    let mut generated = build_response(&info, step, &params, &models);
+    if let (Some(cut), Body::Stream { frames, .. }) = (&step.stream_error, &mut generated.body) {
+        llm::cut_stream(
+            info.api,
+            frames,
+            params.chunks,
+            cut.after,
+            cut.error.as_deref(),
+        );
+    }
     let close = step.close
         || !keep_alive
         || step
             .headers
             .iter()
             .any(|(n, v)| n.eq_ignore_ascii_case("connection") && v.eq_ignore_ascii_case("close"));
-    let reset_after = step.reset == Some(ResetMode::AfterHeaders);
+    let coding = encoding.map(Encoding::as_str);
 
     match generated.body {
         Body::Full {
             content_type,
             bytes,
         } => {
-            write_head(
+            let compressed;
+            let bytes: &[u8] = match encoding {
+                Some(e) => {
+                    compressed = encoding::compress(e, &bytes);
+                    &compressed
+                }
+                None => &bytes,
+            };
+            write_head_encoded(
                 out,
                 generated.status,
                 content_type,
                 Framing::Length(bytes.len()),
                 close,
                 &step.headers,
+                coding,
             );
-            if reset_after {
+            let partial = match step.reset {
                 // Headers plus the first half of the body, then RST.
-                out.extend_from_slice(bytes.get(..bytes.len() / 2).unwrap_or_default());
+                Some(ResetMode::AfterHeaders) => Some(bytes.len() / 2),
+                // Headers plus N x 64 bytes (never the whole body), then RST.
+                Some(ResetMode::MidBody) => Some(
+                    step.reset_after_chunks
+                        .saturating_mul(PLAIN_CHUNK)
+                        .min(bytes.len().saturating_sub(1)),
+                ),
+                _ => None,
+            };
+            if let Some(n) = partial {
+                out.extend_from_slice(bytes.get(..n).unwrap_or_default());
                 stream.write_all(out).await?;
                 sleep_ms(step.chunk_delay_ms).await;
                 return Ok(After::Reset);
             }
-            out.extend_from_slice(&bytes);
+            out.extend_from_slice(bytes);
             stream.write_all(out).await?;
         }
         Body::Stream {
             content_type,
             frames,
         } => {
-            write_head(
+            write_head_encoded(
                 out,
                 generated.status,
                 content_type,
                 Framing::Chunked,
                 close,
                 &step.headers,
+                coding,
             );
-            let mut frames = frames.iter();
-            if let Some(first) = frames.next() {
-                write_chunk(out, first);
-            }
-            if reset_after {
+            let reset_after = match step.reset {
+                Some(ResetMode::AfterHeaders) => Some(1),
+                Some(ResetMode::MidBody) => Some(step.reset_after_chunks),
+                _ => None,
+            };
+            let mut encoder = encoding.map(StreamEncoder::new);
+            if step.ttft_ms > 0 {
+                // Headers now, the first event after the time to first token.
                 stream.write_all(out).await?;
+                out.clear();
+                sleep_ms(step.ttft_ms).await;
+            }
+            let total = frames.len();
+            let send = total.min(reset_after.unwrap_or(usize::MAX));
+            for (i, frame) in frames.iter().take(send).enumerate() {
+                if i > 0 {
+                    sleep_ms(step.chunk_delay_ms).await;
+                }
+                match &mut encoder {
+                    Some(enc) => write_chunk(out, enc.frame(frame)),
+                    None => write_chunk(out, frame),
+                }
+                if i + 1 == total && reset_after.is_none() {
+                    end_stream(out, encoder.as_mut());
+                }
+                stream.write_all(out).await?;
+                out.clear();
+            }
+            if reset_after.is_some() {
+                if !out.is_empty() {
+                    stream.write_all(out).await?;
+                }
                 sleep_ms(step.chunk_delay_ms).await;
                 return Ok(After::Reset);
             }
-            let mut next = frames.next();
-            if next.is_none() {
-                out.extend_from_slice(LAST_CHUNK);
-            }
-            stream.write_all(out).await?;
-            while let Some(frame) = next {
-                sleep_ms(step.chunk_delay_ms).await;
-                out.clear();
-                write_chunk(out, frame);
-                next = frames.next();
-                if next.is_none() {
-                    out.extend_from_slice(LAST_CHUNK);
-                }
+            if total == 0 {
+                end_stream(out, encoder.as_mut());
                 stream.write_all(out).await?;
             }
         }
@@ -285,6 +364,61 @@ async fn respond(
     } else {
         After::KeepAlive
     })
+}
+
+/// Appends the end of a chunked body: the compressed stream's trailer (if
+/// any) and the last chunk.
+fn end_stream(out: &mut Vec<u8>, encoder: Option<&mut StreamEncoder>) {
+    if let Some(enc) = encoder {
+        write_chunk(out, enc.finish());
+    }
+    out.extend_from_slice(LAST_CHUNK);
+}
+
+/// True for JSON content types (`application/json`, `...+json`, with
+/// parameters).
+fn is_json(content_type: &str) -> bool {
+    content_type
+        .as_bytes()
+        .windows(4)
+        .any(|w| w.eq_ignore_ascii_case(b"json"))
+}
+
+/// The content coding of the response to a request answered with `step`
+/// (the empty step when no script applies): the step's `compress` when set
+/// (any body, streams included); else, for non-stream JSON bodies whose
+/// step does not set `content-encoding` itself, what `--compress` says
+/// (`accepted`: negotiated from `accept-encoding`). Must agree with
+/// [`build_response`] on what is streamed (tested).
+fn response_encoding(
+    step: &Step,
+    info: &RouteInfo,
+    headers: &[(String, String)],
+    mode: CompressMode,
+) -> Option<Encoding> {
+    if step.reset == Some(ResetMode::BeforeHeaders) {
+        return None;
+    }
+    if let Some(forced) = step.compress {
+        return forced.encoding();
+    }
+    if mode == CompressMode::Never || step.has_header("content-encoding") {
+        return None;
+    }
+    let streamed = step.sse.is_some()
+        || (step.body.is_none() && step.status.is_none_or(|s| s < 400) && info.streams());
+    if streamed || !step.content_type().is_none_or(is_json) {
+        return None;
+    }
+    match mode {
+        CompressMode::Always => Some(Encoding::Gzip),
+        _ => encoding::negotiate(
+            headers
+                .iter()
+                .filter(|(n, _)| n == "accept-encoding")
+                .map(|(_, v)| v.as_str()),
+        ),
+    }
 }
 
 /// The response for a request given the chosen step (a default step when
@@ -335,7 +469,7 @@ mod tests {
     async fn start() -> (std::net::SocketAddr, Arc<AppState>) {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let state = Arc::new(AppState::new(100, 1 << 20));
+        let state = Arc::new(AppState::new(100, 1 << 20, CompressMode::Accepted));
         let st = Arc::clone(&state);
         tokio::spawn(async move {
             while let Ok((s, _)) = listener.accept().await {
@@ -415,6 +549,66 @@ mod tests {
         assert_eq!(records[0].model.as_deref(), Some("m1"));
         assert_eq!(records[0].body, r#"{"model":"m1","messages":[]}"#);
         assert_eq!(records[1].model.as_deref(), Some("m2"));
+    }
+
+    #[test]
+    fn response_encoding_agrees_with_build_response() {
+        use crate::script::parse_script;
+        let steps = parse_script(
+            br#"{"model":"m","steps":[{},{"status":429},{"status":201},{"body":{"a":1}},
+                {"sse":["data: x\n\n"]},{"body":"<html>","headers":{"content-type":"text/html"}},
+                {"status":503,"headers":{"Content-Type":"application/problem+json"}},
+                {"preset":"capacity"},{"headers":{"content-encoding":"br"}}]}"#,
+        )
+        .unwrap()
+        .steps;
+        let requests: &[(&str, &str, &str, &[u8])] = &[
+            ("POST", "/v1/chat/completions", "", br#"{"stream":true}"#),
+            ("POST", "/v1/chat/completions", "", b"{}"),
+            ("POST", "/v1/messages", "", br#"{"stream":true}"#),
+            ("POST", "/v1/messages", "", b"not json"),
+            ("POST", "/v1/embeddings", "", br#"{"stream":true}"#),
+            ("POST", "/v1beta/models/g:streamGenerateContent", "", b""),
+            ("POST", "/v1beta/models/g:generateContent", "", b""),
+            ("GET", "/v1/models", "", b""),
+            ("GET", "/nope", "", b""),
+        ];
+        let gzip = [("accept-encoding".to_string(), "gzip".to_string())];
+        for (method, path, query, body) in requests {
+            let info = llm::classify(method, path, query, body);
+            for (i, step) in steps.iter().enumerate() {
+                let params = GenParams {
+                    seq: 1,
+                    chunks: 3,
+                    body_len: body.len(),
+                    method,
+                    path,
+                };
+                let expect = match build_response(&info, step, &params, &[]).body {
+                    Body::Full { .. } if i == 8 => None,
+                    Body::Full { content_type, .. } => {
+                        let ct = step.content_type().unwrap_or(content_type);
+                        is_json(ct).then_some(Encoding::Gzip)
+                    }
+                    Body::Stream { .. } => None,
+                };
+                for mode in [CompressMode::Accepted, CompressMode::Always] {
+                    assert_eq!(
+                        response_encoding(step, &info, &gzip, mode),
+                        expect,
+                        "{method} {path} step {i} {mode:?}"
+                    );
+                }
+                assert_eq!(
+                    response_encoding(step, &info, &[], CompressMode::Accepted),
+                    None
+                );
+                assert_eq!(
+                    response_encoding(step, &info, &gzip, CompressMode::Never),
+                    None
+                );
+            }
+        }
     }
 
     #[tokio::test]

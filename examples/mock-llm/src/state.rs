@@ -3,6 +3,7 @@
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
+use crate::encoding::CompressMode;
 use crate::record::Recorder;
 use crate::script::ScriptBook;
 
@@ -14,14 +15,16 @@ pub struct Inner {
 pub struct AppState {
     pub start: Instant,
     pub record_body_limit: usize,
+    pub compress: CompressMode,
     inner: Mutex<Inner>,
 }
 
 impl AppState {
-    pub fn new(record_limit: usize, record_body_limit: usize) -> Self {
+    pub fn new(record_limit: usize, record_body_limit: usize, compress: CompressMode) -> Self {
         AppState {
             start: Instant::now(),
             record_body_limit,
+            compress,
             inner: Mutex::new(Inner {
                 scripts: ScriptBook::default(),
                 recorder: Recorder::new(record_limit),
