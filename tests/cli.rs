@@ -43,7 +43,10 @@ fn classify_answers_one_line_per_input_line() {
         });
         input.push_str(&row.to_string());
         input.push('\n');
-        expected.push(f["expect"]["class"].as_str().unwrap().to_owned());
+        expected.push((
+            f["expect"]["class"].as_str().unwrap().to_owned(),
+            f["expect"]["scope"].as_str().map(str::to_owned),
+        ));
     }
     input.push_str("this is not json\n");
     let (code, stdout, _) = run(&["classify"], &input);
@@ -53,9 +56,29 @@ fn classify_answers_one_line_per_input_line() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(lines.len(), expected.len() + 1);
-    for (got, want) in lines.iter().zip(&expected) {
-        assert_eq!(got["class"], *want.as_str(), "{got}");
+    for (got, (class, scope)) in lines.iter().zip(&expected) {
+        assert_eq!(got["class"], *class.as_str(), "{got}");
         assert!(got["reason"].as_str().is_some_and(|r| !r.is_empty()));
+        // Every verdict has a scope (`model` outside quota stops) and a wait hint.
+        let want_scope = match (class.as_str(), scope) {
+            ("quota_exhausted", Some(scope)) => Some(scope.as_str()),
+            ("quota_exhausted", None) => None,
+            _ => Some("model"),
+        };
+        assert!(
+            matches!(got["scope"].as_str(), Some("account" | "model")),
+            "{got}"
+        );
+        if let Some(want) = want_scope {
+            assert_eq!(got["scope"], want, "{got}");
+        }
+        assert!(
+            matches!(
+                got["wait_hint"].as_str(),
+                Some("absent" | "used" | "ignored")
+            ),
+            "{got}"
+        );
     }
     assert!(lines.last().unwrap()["error"].is_string());
 }
@@ -69,7 +92,54 @@ fn classify_normalizes_waits() {
     let v: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
     assert_eq!(
         v,
-        serde_json::json!({"class": "rate_limited", "retry_after_ms": 3000, "reason": "status=429"})
+        serde_json::json!({"class": "rate_limited", "retry_after_ms": 3000, "reason": "status=429",
+                           "scope": "model", "wait_hint": "used"})
+    );
+    // A wait of over a year is nonsense: ignored, not clamped, and not a quota stop.
+    let (_, stdout, _) = run(
+        &["classify"],
+        r#"{"status": 429, "headers": {"Retry-After": "1000000000000"}, "body": ""}"#,
+    );
+    let v: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!({"class": "rate_limited", "retry_after_ms": null, "reason": "status=429",
+                           "scope": "model", "wait_hint": "ignored"})
+    );
+}
+
+#[test]
+fn classify_reports_the_scope_of_quota_stops() {
+    let input = [
+        r#"{"status": 429, "body": "{\"error\":{\"code\":\"insufficient_quota\"}}"}"#,
+        r#"{"status": 429, "body": "{\"error\":{\"code\":429,\"status\":\"RESOURCE_EXHAUSTED\",\"details\":[{\"violations\":[{\"quotaId\":\"GenerateRequestsPerDayPerProjectPerModel-FreeTier\"}]}]}}"}"#,
+        // A body cut at the inspection cap still gives its code.
+        r#"{"status": 429, "body": "{\"error\":{\"type\":\"insufficient_quota\",\"message\":\"You exceeded your cur"}"#,
+        r#"{"status": 404, "body": "{\"error\":{\"message\":\"Not found\",\"code\":\"not_found\"}}"}"#,
+    ]
+    .join("\n");
+    let (code, stdout, _) = run(&["classify"], &input);
+    assert_eq!(code, 0);
+    let got: Vec<(String, String)> = stdout
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["class"].as_str().unwrap().to_owned(),
+                v["scope"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let want = [
+        ("quota_exhausted", "account"),
+        ("quota_exhausted", "model"),
+        ("quota_exhausted", "account"),
+        ("bad_request", "model"),
+    ];
+    assert_eq!(
+        got,
+        want.map(|(c, s)| (c.to_owned(), s.to_owned())),
+        "{stdout}"
     );
 }
 

@@ -6,6 +6,13 @@
 //! turns any of them into [`Evidence`]: the machine-readable codes (with where they came from),
 //! the human-readable messages, and the parsed JSON for wait hints. The classifier decides on
 //! evidence, never on a raw substring of the body.
+//!
+//! The filter reads at most `classifier.max_body_bytes` of a body, so a long JSON body arrives
+//! cut off anywhere: in a key, inside a huge message or `param` string, between two fields.
+//! Such a body is read up to the cut ([`prefix`]): every key/value pair that arrived whole
+//! counts, a message cut in the middle keeps its whole words, a code, number or key cut in the
+//! middle is dropped (a cut `not_found_error` must not read as `not_found`). Linear in the
+//! body; at most `MAX_ITEMS` codes, messages and quota ids are kept.
 
 use serde_json::{Map, Value};
 
@@ -13,6 +20,9 @@ use serde_json::{Map, Value};
 const MAX_MESSAGE: usize = 2048;
 /// How deep provider envelopes are followed (OpenRouter's `metadata.raw` holds another body).
 const MAX_NESTING: usize = 2;
+/// At most this many codes, messages and quota ids are kept: real error bodies carry a handful,
+/// and a body with thousands of `details[]` must not cost thousands of comparisons each.
+const MAX_ITEMS: usize = 32;
 
 /// A machine-readable code found in the body or headers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,10 +41,16 @@ pub struct Evidence {
     pub messages: Vec<String>,
     /// Google `QuotaFailure.violations[].quotaId` values (and quota metric names), lowercased.
     pub quota_ids: Vec<String>,
-    /// The parsed JSON body (the first element of an array envelope), for wait hints.
+    /// The parsed JSON body (the first element of an array envelope; of a cut body, what
+    /// arrived whole), for wait hints and operator rules.
     pub json: Option<Value>,
     /// Whether the body has an error envelope at all (matters for 2xx answers).
     pub has_error_envelope: bool,
+    /// Whether a Google `QuotaFailure` violation names the model it counts for
+    /// (`quotaDimensions.model`).
+    pub quota_per_model: bool,
+    /// Whether (some of) the body was JSON cut off before its end and read up to the cut.
+    pub truncated: bool,
 }
 
 impl Evidence {
@@ -51,12 +67,26 @@ impl Evidence {
         if trimmed.is_empty() {
             return;
         }
-        if let Ok(value) = serde_json::from_str::<Value>(trimmed) {
-            self.read_json(&value, depth);
-            if self.json.is_none() {
-                self.json = Some(first_element(value));
+        match serde_json::from_str::<Value>(trimmed) {
+            Ok(value) => {
+                self.read_json(&value, depth);
+                if self.json.is_none() {
+                    self.json = Some(first_element(value));
+                }
+                return;
             }
-            return;
+            // Valid JSON up to where the text ends: a body cut at the inspection cap.
+            Err(e) if e.is_eof() => {
+                if let Some(value) = prefix::parse(trimmed) {
+                    self.truncated = true;
+                    self.read_json(&value, depth);
+                    if self.json.is_none() {
+                        self.json = Some(first_element(value));
+                    }
+                    return;
+                }
+            }
+            Err(_) => {}
         }
         if looks_like_sse(trimmed) {
             self.read_sse(trimmed, depth);
@@ -209,8 +239,17 @@ impl Evidence {
                 for violation in violations.into_iter().flatten() {
                     for key in ["quotaId", "quotaMetric"] {
                         if let Some(id) = violation.get(key).and_then(Value::as_str) {
-                            self.quota_ids.push(id.to_ascii_lowercase());
+                            if self.quota_ids.len() < MAX_ITEMS {
+                                self.quota_ids.push(id.to_ascii_lowercase());
+                            }
                         }
+                    }
+                    if violation
+                        .get("quotaDimensions")
+                        .and_then(|d| d.get("model"))
+                        .is_some_and(|m| m.as_str().is_some_and(|m| !m.is_empty()))
+                    {
+                        self.quota_per_model = true;
                     }
                 }
             }
@@ -236,6 +275,9 @@ impl Evidence {
     }
 
     fn push_code(&mut self, field: &'static str, value: String) {
+        if self.codes.len() >= MAX_ITEMS {
+            return;
+        }
         let value = value.trim().to_ascii_lowercase();
         if !value.is_empty() && !self.codes.iter().any(|c| c.value == value) {
             self.codes.push(Code { field, value });
@@ -243,6 +285,9 @@ impl Evidence {
     }
 
     fn push_message(&mut self, message: &str) {
+        if self.messages.len() >= MAX_ITEMS {
+            return;
+        }
         let normalized = normalize(message);
         if !normalized.is_empty() && !self.messages.contains(&normalized) {
             self.messages.push(normalized);
@@ -370,6 +415,325 @@ fn percent_decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// JSON cut off before its end, read up to the cut.
+pub mod prefix {
+    use serde_json::{Map, Number, Value};
+
+    /// Deeper nesting is refused (serde_json's own limit is 128 as well).
+    const MAX_DEPTH: usize = 128;
+
+    /// Keys whose string values are prose: a value cut in the middle is kept up to its last
+    /// whole word. Every other cut string (codes, ids, keys) is dropped.
+    const PROSE_KEYS: &[&str] = &[
+        "message",
+        "Message",
+        "msg",
+        "error_msg",
+        "detail",
+        "errorMessage",
+        "error",
+        "raw",
+    ];
+
+    /// The value of `text`, valid JSON cut off anywhere, holding what arrived whole: complete
+    /// key/value pairs and array items, open objects and arrays closed at the cut, and a prose
+    /// string cut in the middle up to its last whole word (see `PROSE_KEYS`; a bare string at
+    /// the root counts as prose). A cut key, number, literal or non-prose string is dropped with
+    /// its key. `None` when `text` is not a prefix of JSON (a syntax error, text after a whole
+    /// value) or nothing usable arrived. One pass over `text`.
+    pub fn parse(text: &str) -> Option<Value> {
+        let mut parser = Parser {
+            text,
+            bytes: text.as_bytes(),
+            pos: 0,
+        };
+        match parser.value(0, true).ok()? {
+            Read::Whole(value) => {
+                parser.skip_ws();
+                parser.at_end().then_some(value)
+            }
+            Read::Cut(value) => value,
+        }
+    }
+
+    enum Read {
+        /// The value ended before the text did.
+        Whole(Value),
+        /// The text ended inside the value: what of it is usable.
+        Cut(Option<Value>),
+    }
+
+    /// Not a prefix of JSON.
+    struct Syntax;
+
+    struct Parser<'a> {
+        text: &'a str,
+        bytes: &'a [u8],
+        pos: usize,
+    }
+
+    fn cut_object(map: Map<String, Value>) -> Read {
+        Read::Cut(Some(Value::Object(map)))
+    }
+
+    impl Parser<'_> {
+        fn peek(&self) -> Option<u8> {
+            self.bytes.get(self.pos).copied()
+        }
+
+        fn at_end(&self) -> bool {
+            self.pos >= self.bytes.len()
+        }
+
+        fn skip_ws(&mut self) {
+            while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+                self.pos += 1;
+            }
+        }
+
+        fn value(&mut self, depth: usize, prose: bool) -> Result<Read, Syntax> {
+            if depth > MAX_DEPTH {
+                return Err(Syntax);
+            }
+            self.skip_ws();
+            match self.peek() {
+                None => Ok(Read::Cut(None)),
+                Some(b'{') => self.object(depth),
+                Some(b'[') => self.array(depth),
+                Some(b'"') => Ok(match self.string()? {
+                    (s, true) => Read::Whole(Value::String(s)),
+                    (s, false) => {
+                        Read::Cut(prose.then(|| whole_words(s)).flatten().map(Value::String))
+                    }
+                }),
+                Some(b'-' | b'0'..=b'9') => self.number(),
+                Some(b't') => self.literal("true", Value::Bool(true)),
+                Some(b'f') => self.literal("false", Value::Bool(false)),
+                Some(b'n') => self.literal("null", Value::Null),
+                Some(_) => Err(Syntax),
+            }
+        }
+
+        fn object(&mut self, depth: usize) -> Result<Read, Syntax> {
+            self.pos += 1;
+            let mut map = Map::new();
+            self.skip_ws();
+            if self.peek() == Some(b'}') {
+                self.pos += 1;
+                return Ok(Read::Whole(Value::Object(map)));
+            }
+            loop {
+                self.skip_ws();
+                match self.peek() {
+                    None => return Ok(cut_object(map)),
+                    Some(b'"') => {}
+                    Some(_) => return Err(Syntax),
+                }
+                let (key, whole) = self.string()?;
+                if !whole {
+                    return Ok(cut_object(map));
+                }
+                self.skip_ws();
+                match self.peek() {
+                    None => return Ok(cut_object(map)),
+                    Some(b':') => self.pos += 1,
+                    Some(_) => return Err(Syntax),
+                }
+                let prose = PROSE_KEYS.contains(&key.as_str());
+                match self.value(depth + 1, prose)? {
+                    Read::Whole(value) => {
+                        map.insert(key, value);
+                    }
+                    Read::Cut(value) => {
+                        if let Some(value) = value {
+                            map.insert(key, value);
+                        }
+                        return Ok(cut_object(map));
+                    }
+                }
+                self.skip_ws();
+                match self.peek() {
+                    None => return Ok(cut_object(map)),
+                    Some(b',') => self.pos += 1,
+                    Some(b'}') => {
+                        self.pos += 1;
+                        return Ok(Read::Whole(Value::Object(map)));
+                    }
+                    Some(_) => return Err(Syntax),
+                }
+            }
+        }
+
+        fn array(&mut self, depth: usize) -> Result<Read, Syntax> {
+            self.pos += 1;
+            let mut items = Vec::new();
+            self.skip_ws();
+            if self.peek() == Some(b']') {
+                self.pos += 1;
+                return Ok(Read::Whole(Value::Array(items)));
+            }
+            loop {
+                match self.value(depth + 1, false)? {
+                    Read::Whole(value) => items.push(value),
+                    Read::Cut(value) => {
+                        items.extend(value);
+                        return Ok(Read::Cut(Some(Value::Array(items))));
+                    }
+                }
+                self.skip_ws();
+                match self.peek() {
+                    None => return Ok(Read::Cut(Some(Value::Array(items)))),
+                    Some(b',') => self.pos += 1,
+                    Some(b']') => {
+                        self.pos += 1;
+                        return Ok(Read::Whole(Value::Array(items)));
+                    }
+                    Some(_) => return Err(Syntax),
+                }
+            }
+        }
+
+        /// A string from its opening quote: the text and whether its closing quote arrived.
+        fn string(&mut self) -> Result<(String, bool), Syntax> {
+            self.pos += 1;
+            let mut out = String::new();
+            loop {
+                let rest = self.bytes.get(self.pos..).unwrap_or_default();
+                let Some(offset) = memchr::memchr2(b'"', b'\\', rest) else {
+                    self.push_plain(&mut out, self.bytes.len())?;
+                    self.pos = self.bytes.len();
+                    return Ok((out, false));
+                };
+                let end = self.pos + offset;
+                self.push_plain(&mut out, end)?;
+                self.pos = end + 1;
+                if rest.get(offset) == Some(&b'"') {
+                    return Ok((out, true));
+                }
+                let Some(escape) = self.peek() else {
+                    return Ok((out, false));
+                };
+                self.pos += 1;
+                let c = match escape {
+                    b'"' => '"',
+                    b'\\' => '\\',
+                    b'/' => '/',
+                    b'b' => '\u{8}',
+                    b'f' => '\u{c}',
+                    b'n' => '\n',
+                    b'r' => '\r',
+                    b't' => '\t',
+                    b'u' => match self.unicode_escape()? {
+                        Some(c) => c,
+                        None => return Ok((out, false)),
+                    },
+                    _ => return Err(Syntax),
+                };
+                out.push(c);
+            }
+        }
+
+        /// Appends `text[pos..end]`, which holds no quote or backslash; control characters are
+        /// not allowed raw in JSON strings.
+        fn push_plain(&self, out: &mut String, end: usize) -> Result<(), Syntax> {
+            let chunk = self.text.get(self.pos..end).ok_or(Syntax)?;
+            if chunk.bytes().any(|b| b < 0x20) {
+                return Err(Syntax);
+            }
+            out.push_str(chunk);
+            Ok(())
+        }
+
+        /// Four hex digits; `None` when the text ends inside them.
+        fn hex4(&mut self) -> Result<Option<u32>, Syntax> {
+            let rest = self.bytes.get(self.pos..).unwrap_or_default();
+            let Some(digits) = rest.get(..4) else {
+                if rest.iter().all(u8::is_ascii_hexdigit) {
+                    self.pos = self.bytes.len();
+                    return Ok(None);
+                }
+                return Err(Syntax);
+            };
+            let mut v = 0u32;
+            for d in digits {
+                v = v * 16 + char::from(*d).to_digit(16).ok_or(Syntax)?;
+            }
+            self.pos += 4;
+            Ok(Some(v))
+        }
+
+        /// The character of a `\uXXXX` escape (after `\u`), joining surrogate pairs; a lone
+        /// surrogate becomes U+FFFD. `None` when the text ends inside the escape.
+        fn unicode_escape(&mut self) -> Result<Option<char>, Syntax> {
+            let Some(high) = self.hex4()? else {
+                return Ok(None);
+            };
+            if !(0xD800..0xDC00).contains(&high) {
+                return Ok(Some(char::from_u32(high).unwrap_or('\u{fffd}')));
+            }
+            let rest = self.bytes.get(self.pos..).unwrap_or_default();
+            if rest.is_empty() || rest == b"\\" {
+                return Ok(None);
+            }
+            if !rest.starts_with(b"\\u") {
+                return Ok(Some('\u{fffd}'));
+            }
+            self.pos += 2;
+            let Some(low) = self.hex4()? else {
+                return Ok(None);
+            };
+            if !(0xDC00..0xE000).contains(&low) {
+                return Ok(Some('\u{fffd}'));
+            }
+            let code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+            Ok(Some(char::from_u32(code).unwrap_or('\u{fffd}')))
+        }
+
+        /// A number; one that runs to the end of the text may have been cut (`17` of `1713`)
+        /// and is dropped.
+        fn number(&mut self) -> Result<Read, Syntax> {
+            let start = self.pos;
+            while matches!(
+                self.peek(),
+                Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+            ) {
+                self.pos += 1;
+            }
+            if self.at_end() {
+                return Ok(Read::Cut(None));
+            }
+            let token = self.text.get(start..self.pos).ok_or(Syntax)?;
+            let number = token.parse::<Number>().map_err(|_| Syntax)?;
+            Ok(Read::Whole(Value::Number(number)))
+        }
+
+        fn literal(&mut self, word: &str, value: Value) -> Result<Read, Syntax> {
+            let rest = self.bytes.get(self.pos..).unwrap_or_default();
+            if rest.starts_with(word.as_bytes()) {
+                self.pos += word.len();
+                return Ok(Read::Whole(value));
+            }
+            if word.as_bytes().starts_with(rest) {
+                self.pos = self.bytes.len();
+                return Ok(Read::Cut(None));
+            }
+            Err(Syntax)
+        }
+    }
+
+    /// A prose string cut in the middle, up to its last whole word: the cut may have split a
+    /// word (or a UTF-8 sequence, now U+FFFD), and half a word must not match a phrase it is
+    /// not part of. `None` when no whole word is left.
+    fn whole_words(mut text: String) -> Option<String> {
+        let keep = text
+            .trim_end_matches(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '\u{fffd}')
+            .trim_end()
+            .len();
+        text.truncate(keep);
+        (!text.is_empty()).then_some(text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -427,6 +791,75 @@ mod tests {
         assert_eq!(e.messages, ["upstream request timeout"]);
         let e = Evidence::from_body(b"\"Api key is invalid\"");
         assert_eq!(e.messages, ["api key is invalid"]);
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn prefix_parser_keeps_what_arrived_whole() {
+        use serde_json::json;
+        let cases: &[(&str, Option<Value>)] = &[
+            (r#"{"a":"b""#, Some(json!({"a": "b"}))),
+            (r#"{"a":"b","#, Some(json!({"a": "b"}))),
+            (r#"{"a":"b","c"#, Some(json!({"a": "b"}))),
+            (r#"{"a":"b","c":"#, Some(json!({"a": "b"}))),
+            (r#"{"a":"b","c":"d"#, Some(json!({"a": "b"}))),
+            (
+                r#"{"a":{"b":[1,2,{"c":true}"#,
+                Some(json!({"a": {"b": [1, 2, {"c": true}]}})),
+            ),
+            (r#"{"a":[1,2"#, Some(json!({"a": [1]}))),
+            (r#"{"a":tr"#, Some(json!({}))),
+            (r#"{"a":null,"b":fals"#, Some(json!({"a": null}))),
+            (r#"{"n":-1.5e3,"m":2"#, Some(json!({"n": -1500.0}))),
+            // Prose keeps its whole words; escapes are decoded, a cut escape ends the text.
+            (
+                r#"{"message":"Rate limit\nreached for mod"#,
+                Some(json!({"message": "Rate limit\nreached for"})),
+            ),
+            (
+                r#"{"message":"caf\u00e9 \ud83d\ude00 ok \ud83d"#,
+                Some(json!({"message": "café 😀 ok"})),
+            ),
+            (r#"{"message":"oneword"#, Some(json!({}))),
+            (
+                r#"{"error":"model 'x' not fo"#,
+                Some(json!({"error": "model 'x' not"})),
+            ),
+            (r#"{"code":"insufficient_quo"#, Some(json!({}))),
+            (r#""Api key is inval"#, Some(json!("Api key is"))),
+            (
+                r#"[{"error":{"code":429,"#,
+                Some(json!([{"error": {"code": 429}}])),
+            ),
+            (r#"["#, Some(json!([]))),
+            (r#"{"#, Some(json!({}))),
+            // Not a prefix of JSON.
+            (r#"{"a" 1"#, None),
+            (r#"{"a":1}x"#, None),
+            (r#"{"a":"\q"#, None),
+            (r#"{"a":[1,]"#, None),
+            ("{\"a\":\"x\ny", None),
+            (r#"{"a":nul1"#, None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(prefix::parse(text), *want, "{text}");
+        }
+        // Nesting is bounded (serde_json refuses deeper bodies before this parser sees them).
+        assert!(prefix::parse(&"[".repeat(128)).is_some());
+        assert_eq!(prefix::parse(&"[".repeat(130)), None);
+        assert_eq!(prefix::parse(&r#"{"a":"#.repeat(200)), None);
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn huge_bodies_keep_a_bounded_amount_of_evidence() {
+        let details: Vec<String> = (0..5000)
+            .map(|i| format!(r#"{{"reason":"r{i}"}}"#))
+            .collect();
+        let body = format!(r#"{{"error":{{"details":[{}]}}}}"#, details.join(","));
+        let e = Evidence::from_body(body.as_bytes());
+        assert_eq!(e.codes.len(), MAX_ITEMS);
+        let e = Evidence::from_body(&body.as_bytes()[..body.len() / 2]);
+        assert!(e.truncated);
+        assert_eq!(e.codes.len(), MAX_ITEMS);
     }
 
     #[wasm_bindgen_test(unsupported = test)]

@@ -20,6 +20,17 @@
 //! wait of an hour or more, is a quota stop. Phrases match whole words inside the error's
 //! message fields, never a loose substring of the body; numbers in messages are only ever read
 //! as waits, after a phrase that introduces one ([`wait::from_message`]).
+//!
+//! Three more things are part of every verdict:
+//! - a quota stop's [`Scope`]: the whole account (out of credit, billing stops, spend caps) or
+//!   one model (Google `...PerModel...` quota ids, per-model daily limits); see `quota_scope`;
+//! - what became of a stated wait ([`WaitHint`]): nonsense (unparseable, negative, overflowing,
+//!   in the past, more than a year ahead) is ignored, never clamped into a wait;
+//! - `model_unavailable` only on evidence about the model: a bare 404, or a "not found" that
+//!   names no model (a mistyped path), is a `bad_request` and cools nothing.
+//!
+//! Bodies are often cut at `classifier.max_body_bytes`; [`evidence`] reads a cut JSON body up
+//! to the cut, so codes and messages that arrived whole still count.
 
 pub mod evidence;
 pub mod rules;
@@ -136,7 +147,7 @@ pub struct Verdict {
 }
 
 /// What a quota stop covers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Scope {
     /// Every model of the account (OpenAI `insufficient_quota`, Anthropic "credit balance is too
@@ -183,47 +194,71 @@ pub fn classify_with(answer: &Answer, rules: &rules::Rules) -> Verdict {
         let name = kind.split(':').next().unwrap_or(kind);
         evidence.push_header_code("x-amzn-errortype", name);
     }
-    let (class, reason) = decide(answer, &evidence, rules);
-    let mut retry_after_ms = wait_hint(answer, &evidence, class);
-    let (class, reason) = adjust_quota_window(class, reason, &evidence, retry_after_ms);
-    if class == ErrorClass::Ok {
-        retry_after_ms = None;
-    }
-    let wait_hint = if retry_after_ms.is_some() {
-        WaitHint::Used
+    let (decision, rule_scope) = decide(answer, &evidence, rules);
+    let (retry_after_ms, wait_hint) = wait_hint(answer, &evidence, decision.0);
+    let (class, reason) = adjust_quota_window(decision, &evidence, retry_after_ms);
+    let (retry_after_ms, wait_hint) = if class == ErrorClass::Ok {
+        (None, WaitHint::Absent)
     } else {
-        WaitHint::Absent
+        (retry_after_ms, wait_hint)
+    };
+    let scope = match (class, rule_scope) {
+        (ErrorClass::QuotaExhausted, Some(scope)) => scope,
+        (ErrorClass::QuotaExhausted, None) => quota_scope(answer, &evidence),
+        _ => Scope::Model,
     };
     Verdict {
         class,
         retry_after_ms,
         reason,
-        scope: Scope::default(),
+        scope,
         wait_hint,
     }
 }
 
 type Decision = (ErrorClass, String);
 
-fn decide(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Decision {
-    if let Some(decision) = rules.check(answer, evidence) {
-        return decision;
+/// The decision, and the scope an operator rule gave it (quota rules only).
+fn decide(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> (Decision, Option<Scope>) {
+    if let Some((class, reason, scope)) = rules.check(answer, evidence) {
+        return ((class, reason), scope);
     }
     if let Some(decision) = envoy_local_reply(answer, evidence) {
-        return decision;
+        return (decision, None);
     }
     let is_success = (200..300).contains(&answer.status);
     if is_success && !evidence.has_error_envelope {
-        return (ErrorClass::Ok, format!("status={}", answer.status));
+        return ((ErrorClass::Ok, format!("status={}", answer.status)), None);
     }
-    decisive_phrase(evidence)
-        .or_else(|| specific_code(evidence))
+    let decision = decisive_phrase(evidence)
+        .or_else(|| specific_code(evidence, answer.now_unix_ms))
         .or_else(|| indicative_phrase(evidence))
-        .or_else(|| generic_code(evidence))
-        .unwrap_or_else(|| by_status(answer.status))
+        .or_else(|| generic_code(evidence).map(|d| not_found_path(d, answer.status, evidence)))
+        .unwrap_or_else(|| by_status(answer.status, evidence));
+    (decision, None)
 }
 
-/// Envoy's local replies: `code_details` tells them apart; the same texts also arrive from
+/// A generic "invalid request" code on a 404/410 is decided like the bare status: the model is
+/// gone when a message names it, else the path or resource is wrong (OpenAI's `Invalid URL
+/// (POST /v1/chat/completion)`), and the reason says it is not about the model.
+fn not_found_path((class, reason): Decision, status: u16, evidence: &Evidence) -> Decision {
+    if class != ErrorClass::BadRequest || !matches!(status, 404 | 410) {
+        return (class, reason);
+    }
+    if names_model(evidence) {
+        (
+            ErrorClass::ModelUnavailable,
+            format!("{reason}, status={status}, message names the model"),
+        )
+    } else {
+        (
+            class,
+            format!("{reason}, status={status} (not about the model)"),
+        )
+    }
+}
+
+/// Envoy's own local replies: `code_details` tells them apart; the same texts also arrive from
 /// Envoy-based proxies in front of providers, where only the body shows them.
 fn envoy_local_reply(answer: &Answer, evidence: &Evidence) -> Option<Decision> {
     let details = answer.code_details.filter(|d| *d != "via_upstream");
@@ -304,6 +339,8 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
         "top up and try again",
         "out of credits",
         "payment required",
+        "specified api usage limits",
+        "workspace api usage limits",
         "余额不足",
         "欠费",
         "资源包余量已用尽",
@@ -389,8 +426,7 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
         return Some((ErrorClass::ModelUnavailable, p));
     }
     evidence.messages.iter().find_map(|m| {
-        let mentions_model = has_phrase(m, "model") || m.contains("models/") || m.contains("模型");
-        if !mentions_model {
+        if !mentions_model(m) {
             return None;
         }
         ABOUT_MODEL
@@ -399,6 +435,30 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
             .map(|p| (ErrorClass::ModelUnavailable, format!("message \"{p}\"")))
     })
 }
+
+/// Whether a message speaks of a model ("the model `x`", "models/gemini-1.0-pro", "模型").
+fn mentions_model(message: &str) -> bool {
+    has_phrase(message, "model") || message.contains("models/") || message.contains("模型")
+}
+
+/// Whether any message names a model as a word ("model: claude-x", "unknown model"); a path
+/// such as `/v1/models/x` in a wrong-URL message does not count.
+fn names_model(evidence: &Evidence) -> bool {
+    evidence
+        .messages
+        .iter()
+        .any(|m| has_phrase(m, "model") || m.contains("模型"))
+}
+
+/// "Not found" codes say nothing about what was not found: a model only when a message names
+/// one (Anthropic `not_found_error` "model: claude-x", Google `NOT_FOUND` "models/x is not
+/// found"); else a mistyped path or resource, which must not cool the model for everyone.
+const NOT_FOUND_CODES: &[&str] = &[
+    "not_found_error",
+    "notfounderror",
+    "not_found",
+    "resourcenotfoundexception",
+];
 
 /// Codes that mean one thing wherever they appear (compared lowercased).
 const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
@@ -488,10 +548,6 @@ const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
     ("model_deprecated", ErrorClass::ModelUnavailable),
     ("deploymentnotfound", ErrorClass::ModelUnavailable),
     ("modelnotreadyexception", ErrorClass::ModelUnavailable),
-    ("resourcenotfoundexception", ErrorClass::ModelUnavailable),
-    ("not_found_error", ErrorClass::ModelUnavailable),
-    ("notfounderror", ErrorClass::ModelUnavailable),
-    ("not_found", ErrorClass::ModelUnavailable),
     (
         "dedicated_endpoint_not_running",
         ErrorClass::ModelUnavailable,
@@ -547,7 +603,7 @@ const BAIDU_ERROR_CODES: &[(&str, ErrorClass)] = &[
     ("19", ErrorClass::QuotaExhausted), // total request limit reached
 ];
 
-fn specific_code(evidence: &Evidence) -> Option<Decision> {
+fn specific_code(evidence: &Evidence, now_unix_ms: u64) -> Option<Decision> {
     for code in &evidence.codes {
         if code.field == "error_code" {
             let baidu = BAIDU_ERROR_CODES
@@ -558,7 +614,16 @@ fn specific_code(evidence: &Evidence) -> Option<Decision> {
             }
         }
         if code.value == "resource_exhausted" {
-            return Some(google_resource_exhausted(evidence));
+            return Some(google_resource_exhausted(evidence, now_unix_ms));
+        }
+        if NOT_FOUND_CODES.contains(&code.value.as_str()) {
+            if names_model(evidence) {
+                return Some((
+                    ErrorClass::ModelUnavailable,
+                    format!("{}={}", code.field, code.value),
+                ));
+            }
+            continue;
         }
         // Tencent's `AuthFailure.*`, `ResourceInsufficient.*` families.
         if code.value.starts_with("authfailure") {
@@ -576,7 +641,7 @@ fn specific_code(evidence: &Evidence) -> Option<Decision> {
 
 /// Google's `RESOURCE_EXHAUSTED` covers per-minute limits, daily quotas and shared capacity;
 /// the quota ids, retry info and message tell them apart.
-fn google_resource_exhausted(evidence: &Evidence) -> Decision {
+fn google_resource_exhausted(evidence: &Evidence, now_unix_ms: u64) -> Decision {
     let window = evidence
         .quota_ids
         .iter()
@@ -588,15 +653,15 @@ fn google_resource_exhausted(evidence: &Evidence) -> Decision {
         Some((Window::Short, id)) => return (ErrorClass::RateLimited, format!("quotaId={id}")),
         None => {}
     }
+    let plausible = |s: Option<wait::Stated>| s.and_then(wait::Stated::ms).is_some();
     let retry_info = evidence
         .json
         .as_ref()
-        .and_then(|j| wait::body_fields(j, 0))
-        .is_some()
+        .is_some_and(|j| plausible(wait::body_fields(j, now_unix_ms)))
         || evidence
             .messages
             .iter()
-            .any(|m| wait::from_message(m).is_some());
+            .any(|m| plausible(wait::from_message(m)));
     if retry_info {
         return (
             ErrorClass::RateLimited,
@@ -766,14 +831,27 @@ fn generic_code(evidence: &Evidence) -> Option<Decision> {
     })
 }
 
-fn by_status(status: u16) -> Decision {
+fn by_status(status: u16, evidence: &Evidence) -> Decision {
     let class = match status {
         200..=299 => ErrorClass::Overloaded, // an error envelope nothing else explained
         402 => ErrorClass::QuotaExhausted,
         429 => ErrorClass::RateLimited,
         408 | 504 | 524 | 598 | 599 => ErrorClass::Timeout,
         401 | 403 | 407 => ErrorClass::Auth,
-        404 | 410 => ErrorClass::ModelUnavailable,
+        // A 404 is a model gone only when the answer speaks of the model; a bare 404, an HTML
+        // "Not Found" page or "Invalid URL" is a wrong path, and must not cool the model.
+        404 | 410 if names_model(evidence) => {
+            return (
+                ErrorClass::ModelUnavailable,
+                format!("status={status}, message names the model"),
+            );
+        }
+        404 | 410 => {
+            return (
+                ErrorClass::BadRequest,
+                format!("status={status} (not about the model)"),
+            );
+        }
         413 => ErrorClass::ContextOverflow,
         451 => ErrorClass::ContentPolicy,
         500..=599 => ErrorClass::Overloaded,
@@ -784,48 +862,64 @@ fn by_status(status: u16) -> Decision {
 
 /// The wait the upstream asked for, in the order a careful client trusts them: explicit
 /// millisecond headers, `Retry-After`, the body's retry fields, the message text, then the
-/// reset time of the rate limit that was hit.
-fn wait_hint(answer: &Answer, evidence: &Evidence, class: ErrorClass) -> Option<u64> {
+/// reset time of the rate limit that was hit. The first plausible one is [`WaitHint::Used`];
+/// nonsense is skipped, and when nothing plausible is left the hint is [`WaitHint::Ignored`]
+/// (stated, but unusable) or [`WaitHint::Absent`] (nothing stated).
+fn wait_hint(answer: &Answer, evidence: &Evidence, class: ErrorClass) -> (Option<u64>, WaitHint) {
     let now = answer.now_unix_ms;
-    let from_headers = ["retry-after-ms", "x-ms-retry-after-ms"]
-        .iter()
-        .find_map(|h| answer.header(h).and_then(wait::retry_after_ms))
-        .or_else(|| {
+    let header_ms = |name: &str| answer.header(name).map(wait::retry_after_ms);
+    let messages = || {
+        wait::first_plausible(
+            evidence
+                .messages
+                .iter()
+                .filter_map(|m| wait::from_message(m)),
+        )
+    };
+    let is_limit = matches!(class, ErrorClass::RateLimited | ErrorClass::QuotaExhausted);
+    let sources: [&dyn Fn() -> Option<wait::Stated>; 7] = [
+        &|| header_ms("retry-after-ms"),
+        &|| header_ms("x-ms-retry-after-ms"),
+        &|| {
             answer
                 .header("retry-after")
-                .and_then(|v| wait::retry_after(v, now))
-        });
-    let from_body = || {
-        evidence
-            .json
-            .as_ref()
-            .and_then(|j| wait::body_fields(j, now).or_else(|| estimated_time(j)))
-    };
-    let from_message = || evidence.messages.iter().find_map(|m| wait::from_message(m));
-    from_headers
-        .or_else(from_body)
-        .or_else(from_message)
-        .or_else(|| {
-            matches!(class, ErrorClass::RateLimited | ErrorClass::QuotaExhausted)
-                .then(|| exhausted_limit_reset(answer))
-                .flatten()
-        })
-}
-
-/// Hugging Face's "model is currently loading" carries `estimated_time` in seconds.
-fn estimated_time(json: &serde_json::Value) -> Option<u64> {
-    let seconds = json.get("estimated_time")?.as_f64()?;
-    if !(0.0..=wait::MAX_WAIT_MS as f64 / 1000.0).contains(&seconds) {
-        return None;
+                .map(|v| wait::retry_after(v, now))
+        },
+        &|| {
+            evidence
+                .json
+                .as_ref()
+                .and_then(|j| wait::body_fields(j, now))
+        },
+        &|| evidence.json.as_ref().and_then(wait::estimated_time),
+        &messages,
+        &|| {
+            if is_limit {
+                exhausted_limit_reset(answer)
+            } else {
+                None
+            }
+        },
+    ];
+    let mut ignored = false;
+    for source in sources {
+        match source() {
+            Some(wait::Stated::Wait(ms)) => return (Some(ms), WaitHint::Used),
+            Some(wait::Stated::Nonsense) => ignored = true,
+            None => {}
+        }
     }
-    // In range and non-negative: the cast cannot truncate meaningfully.
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    Some((seconds * 1000.0).round() as u64)
+    let hint = if ignored {
+        WaitHint::Ignored
+    } else {
+        WaitHint::Absent
+    };
+    (None, hint)
 }
 
 /// The reset time of whichever limit reports zero remaining (OpenAI/Groq `x-ratelimit-*`,
-/// Anthropic `anthropic-ratelimit-*`).
-fn exhausted_limit_reset(answer: &Answer) -> Option<u64> {
+/// Anthropic `anthropic-ratelimit-*`): the soonest plausible one.
+fn exhausted_limit_reset(answer: &Answer) -> Option<wait::Stated> {
     const LIMITS: &[(&str, &str)] = &[
         (
             "x-ratelimit-remaining-requests",
@@ -850,7 +944,7 @@ fn exhausted_limit_reset(answer: &Answer) -> Option<u64> {
         ),
         ("x-ratelimit-remaining", "x-ratelimit-reset"),
     ];
-    LIMITS
+    let stated: Vec<wait::Stated> = LIMITS
         .iter()
         .filter(|(remaining, _)| {
             answer
@@ -860,16 +954,19 @@ fn exhausted_limit_reset(answer: &Answer) -> Option<u64> {
         .filter_map(|(_, reset)| {
             answer
                 .header(reset)
-                .and_then(|v| wait::reset_header(v, answer.now_unix_ms))
+                .map(|v| wait::reset_header(v, answer.now_unix_ms))
         })
-        .min()
+        .collect();
+    let soonest = stated.iter().filter_map(|s| s.ms()).min();
+    soonest
+        .map(wait::Stated::Wait)
+        .or_else(|| (!stated.is_empty()).then_some(wait::Stated::Nonsense))
 }
 
 /// A rate limit that only resets after a day (or asks for a wait of an hour or more) is, for
 /// every practical purpose, an exhausted quota: nothing should wait for it.
 fn adjust_quota_window(
-    class: ErrorClass,
-    reason: String,
+    (class, reason): Decision,
     evidence: &Evidence,
     wait_ms: Option<u64>,
 ) -> Decision {
@@ -877,18 +974,6 @@ fn adjust_quota_window(
     if class != ErrorClass::RateLimited {
         return (class, reason);
     }
-    const LONG_WINDOW: &[&str] = &[
-        "per day",
-        "tokens per day",
-        "requests per day",
-        "daily",
-        "per month",
-        "monthly",
-        "每日",
-        "每天",
-        "当日",
-        "每月",
-    ];
     if let Some(p) = phrase_in(evidence, LONG_WINDOW) {
         return (ErrorClass::QuotaExhausted, format!("{reason}, {p}"));
     }
@@ -909,6 +994,134 @@ fn adjust_quota_window(
         ),
         _ => (class, reason),
     }
+}
+
+/// Message phrases of a daily or monthly window.
+const LONG_WINDOW: &[&str] = &[
+    "per day",
+    "tokens per day",
+    "requests per day",
+    "daily",
+    "per month",
+    "monthly",
+    "每日",
+    "每天",
+    "当日",
+    "每月",
+];
+
+/// Codes of stops that cover the whole account or key: out of credit or balance, billing
+/// stopped or never set up, arrears, a spent resource pack.
+const ACCOUNT_CODES: &[&str] = &[
+    "insufficient_quota",
+    "billing_hard_limit_reached",
+    "billing_not_active",
+    "insufficient_balance",
+    "insufficient_user_quota",
+    "exceeded_current_quota_error",
+    "payment_required",
+    "arrearage",
+    "failedoperation.resourcepackexhausted",
+    "resourceinsufficient.chargestatusexception",
+    "failedoperation.servicenotactivated",
+    "failedoperation.servicestop",
+    "1113",  // Zhipu: balance exhausted or no resource package
+    "30011", // SiliconFlow: paid balance insufficient
+];
+
+/// Message phrases of money and of the account: credit, balance, billing, spend caps, arrears.
+const ACCOUNT_PHRASES: &[&str] = &[
+    "credit balance",
+    "credit",
+    "credits",
+    "balance",
+    "billing",
+    "payment",
+    "recharge",
+    "top up",
+    "arrears",
+    "in good standing",
+    "spend limit",
+    "spending limit",
+    "spend cap",
+    "budget",
+    "api usage limits",
+    "is not active",
+    "欠费",
+    "余额",
+    "充值",
+    "资源包",
+    "后付费",
+];
+
+/// Message phrases that say the limit is counted per model.
+const PER_MODEL_PHRASES: &[&str] = &["for model", "per model", "permodel", "model:"];
+
+/// What a quota stop covers, from the evidence, first decisive signal wins:
+///
+/// 1. an account code (`insufficient_quota`, `billing_hard_limit_reached`, `Arrearage`, Zhipu
+///    `1113`, SiliconFlow `30011`, ...): [`Scope::Account`];
+/// 2. the limit is counted per model: a Google quota id with `PerModel`, a `QuotaFailure`
+///    violation whose `quotaDimensions` name a model, "for model `x`", "model: gemini-x", or
+///    OpenAI's "Rate limit reached for gpt-4o in organization ..." (which names the model it
+///    counts for): [`Scope::Model`]. This comes before the money phrases because such messages
+///    also carry billing links ("add a payment method to increase your rate limit");
+/// 3. money and account phrases (credit, balance, billing, payment, spend limits, budgets,
+///    arrears) or a monthly window (spend caps and monthly organization limits are set per
+///    account): [`Scope::Account`];
+/// 4. status 402: [`Scope::Account`];
+/// 5. otherwise [`Scope::Model`]: daily limits turned into quota stops (`tokens per day`,
+///    `...PerDay...`, an hour-long wait), Bedrock service quotas and Baidu daily limits, which
+///    providers count per model.
+///
+/// The default is `Model` because the two mistakes are not alike: a stop wrongly taken for the
+/// whole account takes every model on the key out of service for the whole quota cooldown
+/// although they would answer, while a stop wrongly taken for one model costs one fast failed
+/// attempt per sibling model, each of which then records its own stop. The second mistake
+/// corrects itself within a few requests; the first does not.
+fn quota_scope(answer: &Answer, evidence: &Evidence) -> Scope {
+    let account_code = evidence
+        .codes
+        .iter()
+        .any(|c| ACCOUNT_CODES.contains(&c.value.as_str()));
+    if account_code {
+        return Scope::Account;
+    }
+    let per_model = evidence.quota_per_model
+        || evidence.quota_ids.iter().any(|id| id.contains("permodel"))
+        || phrase_in(evidence, PER_MODEL_PHRASES).is_some()
+        || evidence
+            .messages
+            .iter()
+            .any(|m| names_model_in_rate_limit(m));
+    if per_model {
+        return Scope::Model;
+    }
+    let monthly = phrase_in(evidence, &["per month", "monthly", "每月"]).is_some()
+        || evidence.quota_ids.iter().any(|id| {
+            ["permonth", "per_month", "monthly"]
+                .iter()
+                .any(|w| id.contains(w))
+        });
+    if monthly || phrase_in(evidence, ACCOUNT_PHRASES).is_some() || answer.status == 402 {
+        return Scope::Account;
+    }
+    Scope::Model
+}
+
+/// OpenAI's "rate limit reached for <model> in organization <org> on ...": the word after "for"
+/// is the model the limit counts for ("gpt-4o", "default-gpt-3.5-turbo").
+fn names_model_in_rate_limit(message: &str) -> bool {
+    const LEAD: &str = "rate limit reached for ";
+    message.match_indices(LEAD).any(|(i, _)| {
+        let Some(rest) = message.get(i + LEAD.len()..) else {
+            return false;
+        };
+        let after_name = rest.trim_start_matches(|c: char| !c.is_whitespace());
+        ["in organization", "in project", "in workspace"]
+            .iter()
+            .any(|p| after_name.trim_start().starts_with(p))
+    })
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 //!     status: [402, 429]
 //!     json: {path: error.kind, equals: credits_depleted}
 //!     class: quota_exhausted
+//!     scope: account        # or `model`; quota_exhausted rules only, `account` when absent
 //!   - name: acme-busy
 //!     header: {name: x-acme-state, equals: busy}
 //!     message: try later
@@ -18,7 +19,7 @@
 //! ```
 
 use super::evidence::{normalize, Evidence};
-use super::{Answer, ErrorClass};
+use super::{Answer, ErrorClass, Scope};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -60,6 +61,11 @@ pub struct Rule {
     #[serde(default)]
     pub message: Option<String>,
     pub class: ErrorClass,
+    /// What a `quota_exhausted` rule's stop covers: `account` (the default: a rule an operator
+    /// writes for a quota answer is most often about the key's credit or plan) or `model`.
+    /// Meaningless, and refused, on rules of any other class.
+    #[serde(default)]
+    pub scope: Option<Scope>,
 }
 
 impl Rule {
@@ -101,6 +107,15 @@ impl Rule {
             .is_some_and(|m| normalize(m).is_empty())
         {
             return Err(("message", "must not be empty".into()));
+        }
+        if self.scope.is_some() && self.class != ErrorClass::QuotaExhausted {
+            return Err((
+                "scope",
+                format!(
+                    "only quota_exhausted rules have a scope (this rule's class is {})",
+                    self.class.as_str()
+                ),
+            ));
         }
         Ok(())
     }
@@ -159,15 +174,20 @@ impl Rule {
 pub struct Rules(pub Vec<Rule>);
 
 impl Rules {
+    /// The first matching rule's class, reason and, for a quota rule, scope.
     pub(super) fn check(
         &self,
         answer: &Answer,
         evidence: &Evidence,
-    ) -> Option<(ErrorClass, String)> {
+    ) -> Option<(ErrorClass, String, Option<Scope>)> {
         self.0
             .iter()
             .find(|rule| rule.matches(answer, evidence))
-            .map(|rule| (rule.class, format!("rule={}", rule.name)))
+            .map(|rule| {
+                let scope = (rule.class == ErrorClass::QuotaExhausted)
+                    .then(|| rule.scope.unwrap_or(Scope::Account));
+                (rule.class, format!("rule={}", rule.name), scope)
+            })
     }
 }
 
@@ -258,5 +278,23 @@ mod tests {
         assert!(
             rule(serde_json::json!({"name": "x", "status": [520], "class": "overloaded"})).is_ok()
         );
+        // A scope belongs to quota rules only, and is `account` or `model`.
+        assert!(rule(
+            serde_json::json!({"name": "x", "status": [402], "class": "quota_exhausted", "scope": "model"})
+        )
+        .is_ok());
+        assert_eq!(
+            rule(serde_json::json!({"name": "x", "status": [429], "class": "rate_limited", "scope": "account"}))
+                .unwrap_err()
+                .0,
+            "scope"
+        );
+        let bad = serde_json::from_value::<Rule>(
+            serde_json::json!({"name": "x", "status": [402], "class": "quota_exhausted", "scope": "key"}),
+        );
+        assert!(bad
+            .unwrap_err()
+            .to_string()
+            .contains("unknown variant `key`"));
     }
 }

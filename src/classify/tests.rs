@@ -21,9 +21,13 @@ struct Fixture {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Expected {
     class: ErrorClass,
     retry_after_ms: Option<u64>,
+    /// Where the scope of a quota stop is clear.
+    #[serde(default)]
+    scope: Option<Scope>,
 }
 
 fn fixtures() -> Vec<Fixture> {
@@ -71,6 +75,30 @@ fn real_provider_answers_are_classified() {
                 f.expect.retry_after_ms
             ));
         }
+        // Scope: as recorded where the fixture states it; always `model` outside quota stops.
+        let want_scope = match f.expect.class {
+            ErrorClass::QuotaExhausted => f.expect.scope,
+            _ => Some(Scope::Model),
+        };
+        if want_scope.is_some_and(|s| s != v.scope) {
+            failures.push(format!(
+                "{} [{}]: scope {} ({}), want {:?}",
+                f.id,
+                f.provider,
+                v.scope.as_str(),
+                v.reason,
+                want_scope
+            ));
+        }
+        // A wait stated by a real provider is always plausible.
+        let want_hint = if v.retry_after_ms.is_some() {
+            WaitHint::Used
+        } else {
+            WaitHint::Absent
+        };
+        if v.wait_hint != want_hint {
+            failures.push(format!("{}: wait hint {:?}", f.id, v.wait_hint));
+        }
     }
     assert!(
         failures.is_empty(),
@@ -111,6 +139,16 @@ fn fixture_table_is_broad() {
         quota_429 >= 3 && overload_429 >= 2 && in_stream >= 3,
         "{quota_429} {overload_429} {in_stream}"
     );
+    // Both scopes are recorded, and only on quota stops.
+    let scoped = |scope| {
+        fixtures
+            .iter()
+            .filter(|f| f.expect.scope == Some(scope))
+            .inspect(|f| assert_eq!(f.expect.class, ErrorClass::QuotaExhausted, "{}", f.id))
+            .count()
+    };
+    let (account, model) = (scoped(Scope::Account), scoped(Scope::Model));
+    assert!(account >= 10 && model >= 3, "{account} {model}");
 }
 
 fn answer<'a>(status: u16, headers: &'a [(&'a str, &'a str)], body: &'a str) -> Verdict {
@@ -400,5 +438,636 @@ fn fuzz_classifier_and_sse_scanner_never_panic() {
             rest = &rest[n..];
         }
         scanner.finish(&mut sink);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Quota scope
+// ---------------------------------------------------------------------------------------------
+
+fn google_quota(id: &str, dimensions: &str) -> String {
+    format!(
+        r#"{{"error":{{"code":429,"message":"You exceeded your current quota, please check your plan and billing details.","status":"RESOURCE_EXHAUSTED","details":[{{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{{"quotaId":"{id}"{dimensions}}}]}}]}}}}"#
+    )
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn quota_scope_tells_the_account_from_the_model() {
+    let scope = |status: u16, headers: &[(&str, &str)], body: &str| {
+        let v = answer(status, headers, body);
+        assert_eq!(v.class, ErrorClass::QuotaExhausted, "{body}: {v:?}");
+        v.scope
+    };
+    // Money and billing stop the whole key.
+    for (status, body) in [
+        (
+            429,
+            r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}"#,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Billing hard limit has been reached","type":"invalid_request_error","code":"billing_hard_limit_reached"}}"#,
+        ),
+        (
+            400,
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API."}}"#,
+        ),
+        (402, r#"{"error":{"message":"Insufficient Balance"}}"#),
+        (
+            400,
+            r#"{"code":"Arrearage","message":"Access denied, please make sure your account is in good standing."}"#,
+        ),
+        (
+            429,
+            r#"{"error":{"code":"1113","message":"余额不足或无可用资源包,请充值。"}}"#,
+        ),
+        (
+            403,
+            r#"{"code":30011,"message":"Your paid balance is insufficient."}"#,
+        ),
+        (402, ""),
+        (402, r#"{"error":{"message":"Payment Required"}}"#),
+        (
+            400,
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"You have reached your specified API usage limits. You will regain access on 2026-04-01 at 00:00 UTC."}}"#,
+        ),
+        // A monthly limit of the organization, and a spend cap, turned into quota stops.
+        (
+            429,
+            r#"{"error":{"code":"rate_limit_exceeded","message":"Your organization has reached its monthly token limit."}}"#,
+        ),
+        (
+            429,
+            r#"{"error":{"code":"rate_limit_exceeded","message":"Daily spend limit reached for this key."}}"#,
+        ),
+        // Google: a long-window quota without a model, over billing wording.
+        (429, &google_quota("GenerateRequestsPerDayPerProject", "")),
+    ] {
+        assert_eq!(scope(status, &[], body), Scope::Account, "{body}");
+    }
+    // Limits counted per model stop that model only, even when the message links billing.
+    for body in [
+        google_quota("GenerateRequestsPerDayPerProjectPerModel-FreeTier", ""),
+        google_quota(
+            "GenerateContentInputTokensPerDay-FreeTier",
+            r#","quotaDimensions":{"location":"global","model":"gemini-2.5-pro"}"#,
+        ),
+        r#"{"error":{"message":"Rate limit reached for gpt-4o-mini in organization org-x on requests per day (RPD): Limit 200, Used 200, Requested 1. You can increase your rate limit by adding a payment method to your account at https://platform.openai.com/account/billing.","type":"requests","code":"rate_limit_exceeded"}}"#.to_owned(),
+        r#"{"error":{"message":"Rate limit reached for model `llama-3.3-70b-versatile` in organization `org_01` service tier `on_demand` on tokens per day (TPD): Limit 100000. Upgrade at https://console.groq.com/settings/billing","type":"tokens","code":"rate_limit_exceeded"}}"#.to_owned(),
+        r#"{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","message":"You exceeded your current quota, please check your plan and billing details.\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 20, model: gemini-2.5-flash"}}"#.to_owned(),
+    ] {
+        assert_eq!(scope(429, &[], &body), Scope::Model, "{body}");
+    }
+    // Converted rate limits and quota stops without any scope evidence: the model (see
+    // `quota_scope` for why).
+    for (headers, body) in [
+        (
+            &[("x-amzn-errortype", "ThrottlingException")][..],
+            r#"{"message":"Too many tokens per day, please wait before trying again."}"#,
+        ),
+        (
+            &[("retry-after", "7200")][..],
+            r#"{"error":{"code":"rate_limit_exceeded"}}"#,
+        ),
+        (
+            &[][..],
+            r#"{"error_code":17,"error_msg":"Open api daily request limit reached"}"#,
+        ),
+        (
+            &[("x-amzn-errortype", "ServiceQuotaExceededException")][..],
+            r#"{"message":"Your request exceeded a service quota."}"#,
+        ),
+    ] {
+        assert_eq!(scope(429, headers, body), Scope::Model, "{body}");
+    }
+    // Every other class is `model`.
+    for (status, body) in [
+        (
+            429,
+            r#"{"error":{"code":"rate_limit_exceeded","message":"balance"}}"#,
+        ),
+        (404, r#"{"error":{"code":"model_not_found"}}"#),
+        (503, ""),
+    ] {
+        assert_eq!(answer(status, &[], body).scope, Scope::Model, "{body}");
+    }
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn operator_rules_set_the_scope_of_quota_stops() {
+    let rules: rules::Rules = serde_json::from_value(serde_json::json!([
+        {"name": "acme-credits", "status": [402], "class": "quota_exhausted"},
+        {"name": "acme-daily", "message": "daily cap", "class": "quota_exhausted", "scope": "model"},
+        {"name": "acme-slow", "message": "slow down", "class": "rate_limited"}
+    ]))
+    .unwrap();
+    let verdict = |status: u16, body: &str| {
+        classify_with(
+            &Answer {
+                status,
+                headers: &[],
+                body: body.as_bytes(),
+                code_details: None,
+                now_unix_ms: NOW,
+            },
+            &rules,
+        )
+    };
+    let v = verdict(402, "");
+    assert_eq!(
+        (v.class, v.scope),
+        (ErrorClass::QuotaExhausted, Scope::Account)
+    );
+    // An explicit scope wins over the evidence (this body also says "billing").
+    let v = verdict(429, r#"{"message":"daily cap reached, see billing"}"#);
+    assert_eq!(
+        (v.class, v.scope),
+        (ErrorClass::QuotaExhausted, Scope::Model)
+    );
+    // A rate-limit rule turned into a quota stop by its window takes the scope of the evidence.
+    let v = verdict(
+        429,
+        r#"{"error":{"message":"slow down: credits per day used up"}}"#,
+    );
+    assert_eq!(
+        (v.class, v.scope),
+        (ErrorClass::QuotaExhausted, Scope::Account),
+        "{v:?}"
+    );
+    let v = verdict(429, r#"{"error":{"message":"slow down"}}"#);
+    assert_eq!((v.class, v.scope), (ErrorClass::RateLimited, Scope::Model));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wait hints
+// ---------------------------------------------------------------------------------------------
+
+#[wasm_bindgen_test(unsupported = test)]
+fn nonsense_waits_are_ignored_not_clamped() {
+    let rate = r#"{"error":{"code":"rate_limit_exceeded"}}"#;
+    let hint = |headers: &[(&str, &str)], body: &str| {
+        let v = answer(429, headers, body);
+        (v.class, v.retry_after_ms, v.wait_hint)
+    };
+    let ignored = (ErrorClass::RateLimited, None, WaitHint::Ignored);
+    for headers in [
+        // Over a year of seconds: not a wait, and not a reason to call it a quota stop either.
+        &[("retry-after", "1000000000000")][..],
+        &[("retry-after", "-5")],
+        &[("retry-after", "abc")],
+        &[("retry-after", "")],
+        &[("retry-after", "NaN")],
+        &[("retry-after-ms", "1e309")],
+        &[("retry-after-ms", "-1")],
+        &[("x-ms-retry-after-ms", "99999999999999999999999")],
+        // An HTTP-date in the past; one three years ahead.
+        &[("retry-after", "Sun, 06 Nov 1994 08:49:37 GMT")],
+        &[("retry-after", "Tue, 01 Jan 2028 00:00:00 GMT")],
+        // The reset of the exhausted limit ten years ahead, in the past, garbage.
+        &[
+            ("x-ratelimit-remaining-requests", "0"),
+            ("x-ratelimit-reset-requests", "2035-01-01T00:00:00Z"),
+        ],
+        &[
+            ("x-ratelimit-remaining", "0"),
+            ("x-ratelimit-reset", "2051222400"),
+        ],
+        &[
+            ("anthropic-ratelimit-requests-remaining", "0"),
+            ("anthropic-ratelimit-requests-reset", "2024-12-31T00:00:00Z"),
+        ],
+        &[
+            ("x-ratelimit-remaining-tokens", "0"),
+            ("x-ratelimit-reset-tokens", "soon"),
+        ],
+    ] {
+        assert_eq!(hint(headers, rate), ignored, "{headers:?}");
+    }
+    // Nonsense in the body and the message too.
+    for body in [
+        r#"{"error":{"code":"rate_limit_exceeded","retry_after":-3}}"#,
+        r#"{"error":{"code":"rate_limit_exceeded","resets_at":1}}"#,
+        r#"{"error":{"code":"rate_limit_exceeded","message":"Please try again in 99999999h."}}"#,
+        r#"{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"-1s"}]}}"#,
+    ] {
+        assert_eq!(hint(&[], body), ignored, "{body}");
+    }
+    // A plausible wait from a less trusted source is used when a more trusted one is nonsense.
+    assert_eq!(
+        hint(
+            &[("retry-after-ms", "1e309"), ("retry-after", "-5")],
+            r#"{"error":{"code":"rate_limit_exceeded","message":"Please try again in 20s."}}"#
+        ),
+        (ErrorClass::RateLimited, Some(20_000), WaitHint::Used)
+    );
+    assert_eq!(
+        hint(&[("retry-after", "abc"), ("retry-after-ms", "250")], rate),
+        (ErrorClass::RateLimited, Some(250), WaitHint::Used)
+    );
+    assert_eq!(
+        hint(
+            &[
+                ("x-ratelimit-remaining-requests", "0"),
+                ("x-ratelimit-reset-requests", "junk"),
+                ("x-ratelimit-remaining-tokens", "0"),
+                ("x-ratelimit-reset-tokens", "1.5s"),
+            ],
+            rate
+        ),
+        (ErrorClass::RateLimited, Some(1_500), WaitHint::Used)
+    );
+    // Plausible waits: an HTTP-date 30 s ahead, one a second ago (skew: now), a reset header.
+    assert_eq!(
+        hint(&[("retry-after", "Wed, 01 Jan 2025 00:00:30 GMT")], rate),
+        (ErrorClass::RateLimited, Some(30_000), WaitHint::Used)
+    );
+    assert_eq!(
+        hint(&[("retry-after", "Tue, 31 Dec 2024 23:59:59 GMT")], rate),
+        (ErrorClass::RateLimited, Some(0), WaitHint::Used)
+    );
+    assert_eq!(
+        hint(&[("retry-after", "31622400")], rate),
+        (
+            ErrorClass::QuotaExhausted,
+            Some(31_622_400_000),
+            WaitHint::Used
+        )
+    );
+    // Nothing stated.
+    assert_eq!(
+        hint(&[], rate),
+        (ErrorClass::RateLimited, None, WaitHint::Absent)
+    );
+    // Successes state no wait, whatever their headers say.
+    let ok = answer(200, &[("retry-after", "-5")], r#"{"choices":[]}"#);
+    assert_eq!((ok.retry_after_ms, ok.wait_hint), (None, WaitHint::Absent));
+    // Reset headers on an answer that is not a limit are not looked at at all.
+    let bad = answer(
+        400,
+        &[
+            ("x-ratelimit-remaining-requests", "0"),
+            ("x-ratelimit-reset-requests", "junk"),
+        ],
+        r#"{"error":{"code":"invalid_prompt"}}"#,
+    );
+    assert_eq!(bad.wait_hint, WaitHint::Absent);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cut bodies
+// ---------------------------------------------------------------------------------------------
+
+/// The default `classifier.max_body_bytes`.
+const CAP: usize = 16_384;
+
+fn cut(body: &str, at: usize) -> &[u8] {
+    &body.as_bytes()[..at.min(body.len())]
+}
+
+fn classify_bytes(status: u16, body: &[u8]) -> Verdict {
+    classify(&Answer {
+        status,
+        headers: &[],
+        body,
+        code_details: None,
+        now_unix_ms: NOW,
+    })
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn cut_bodies_keep_the_codes_read_before_the_cut() {
+    let mb = "x".repeat(1 << 20);
+    let words = "You exceeded your current quota. ".repeat(1 << 15);
+    let cases = [
+        // The code, then a 1 MB message cut in the middle.
+        (
+            429,
+            format!(r#"{{"error":{{"code":"insufficient_quota","message":"You exceeded {mb}"}}}}"#),
+            ErrorClass::QuotaExhausted,
+            "error.code=insufficient_quota",
+        ),
+        (
+            429,
+            format!(r#"{{"error":{{"type":"insufficient_quota","message":"{words}"}}}}"#),
+            ErrorClass::QuotaExhausted,
+            "error.type=insufficient_quota",
+        ),
+        // A huge `param` string, then the code.
+        (
+            400,
+            format!(
+                r#"{{"error":{{"message":"Invalid 'messages[0].content': string too long.","type":"invalid_request_error","param":"{}","code":"string_above_max_length"}}}}"#,
+                "a".repeat(CAP)
+            ),
+            ErrorClass::BadRequest,
+            "error.type=invalid_request_error",
+        ),
+        // Gemini's array envelope and an SSE error event, each cut inside a long message.
+        (
+            429,
+            format!(
+                r#"[{{"error":{{"code":429,"status":"RESOURCE_EXHAUSTED","details":[{{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{{"quotaId":"GenerateRequestsPerDayPerProjectPerModel-FreeTier"}}]}}],"message":"{mb}"}}}}]"#
+            ),
+            ErrorClass::QuotaExhausted,
+            "quotaId=generaterequestsperdayperprojectpermodel-freetier",
+        ),
+        (
+            200,
+            format!(
+                "event: message_start\ndata: {{}}\n\nevent: error\ndata: {{\"type\":\"error\",\"error\":{{\"type\":\"overloaded_error\",\"message\":\"{mb}\"}}}}\n\n"
+            ),
+            ErrorClass::Overloaded,
+            "error.type=overloaded_error",
+        ),
+        // The message first, cut: its whole words still count, the code after it is lost.
+        (
+            429,
+            format!(
+                r#"{{"error":{{"message":"{words}","type":"insufficient_quota","code":"insufficient_quota"}}}}"#
+            ),
+            ErrorClass::QuotaExhausted,
+            "message \"exceeded your current quota\"",
+        ),
+        // ... and when the message says nothing, the status decides.
+        (
+            429,
+            format!(r#"{{"error":{{"message":"{mb}","type":"insufficient_quota"}}}}"#),
+            ErrorClass::RateLimited,
+            "status=429",
+        ),
+        (
+            400,
+            format!(
+                r#"{{"type":"error","error":{{"type":"invalid_request_error","message":"Your credit balance is too low. {mb}"}}}}"#
+            ),
+            ErrorClass::QuotaExhausted,
+            "message \"credit balance is too low\"",
+        ),
+    ];
+    for (status, body, class, reason) in &cases {
+        let v = classify_bytes(*status, cut(body, CAP));
+        assert_eq!(
+            (v.class, v.reason.as_str()),
+            (*class, *reason),
+            "{}",
+            &body[..80]
+        );
+    }
+    // Cut right after the code, inside a key, a number, an escape, a literal.
+    for (body, class) in [
+        (
+            r#"{"error":{"code":"insufficient_quota""#,
+            ErrorClass::QuotaExhausted,
+        ),
+        (
+            r#"{"error":{"code":"insufficient_quota","mess"#,
+            ErrorClass::QuotaExhausted,
+        ),
+        (
+            r#"{"error":{"code":"insufficient_quota","param":nu"#,
+            ErrorClass::QuotaExhausted,
+        ),
+        (
+            r#"{"error":{"code":"insufficient_quota","message":"a\u00"#,
+            ErrorClass::QuotaExhausted,
+        ),
+        (
+            r#"{"error":{"code":"insufficient_quota","n":12"#,
+            ErrorClass::QuotaExhausted,
+        ),
+        // A code cut in the middle is no code: `insufficient_quo` decides nothing.
+        (
+            r#"{"error":{"code":"insufficient_quo"#,
+            ErrorClass::RateLimited,
+        ),
+        // A number cut at the end may be another number: Zhipu `1113` is not `11`.
+        (r#"{"error":{"code":1113"#, ErrorClass::RateLimited),
+        (r#"{"error_code":17"#, ErrorClass::RateLimited),
+        (r#"{"error_code":17,"#, ErrorClass::QuotaExhausted),
+    ] {
+        assert_eq!(classify_bytes(429, body.as_bytes()).class, class, "{body}");
+    }
+    // A half word at the cut matches no phrase: "not found" + "ation" is not "not found".
+    let e = Evidence::from_body(br#"{"error":{"message":"the model was not foundat"#);
+    assert_eq!(e.messages, ["the model was not"]);
+    assert!(e.truncated);
+    // Not a prefix of JSON: read as before (text).
+    let e = Evidence::from_body(br#"{"error": oops"#);
+    assert!(!e.truncated && e.codes.is_empty());
+}
+
+/// Every cut of a real answer after the signal that decided it keeps its class.
+#[wasm_bindgen_test(unsupported = test)]
+fn every_cut_after_the_decisive_signal_keeps_the_class() {
+    let mut checked = 0;
+    for f in fixtures() {
+        let Some(from) = decisive_end(&f) else {
+            continue;
+        };
+        let want = run(&f);
+        let headers: Vec<(&str, &str)> = f
+            .headers
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        for at in from..=f.body.len() {
+            let v = classify(&Answer {
+                status: f.status,
+                headers: &headers,
+                body: cut(&f.body, at),
+                code_details: f.code_details.as_deref(),
+                now_unix_ms: NOW,
+            });
+            assert_eq!(
+                (v.class, v.scope),
+                (want.class, want.scope),
+                "{} cut at {at} of {} (signal ends at {from}): {:?} vs {:?}",
+                f.id,
+                f.body.len(),
+                v.reason,
+                want.reason
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 100, "{checked} fixtures checked");
+}
+
+/// Where in a fixture's body the signals named in its verdict's reason end, or `None` when the
+/// reason names something this test cannot place (Envoy texts, waits, rules).
+fn decisive_end(f: &Fixture) -> Option<usize> {
+    let starts_like_json = f.body.trim_start().starts_with(['{', '[']);
+    if !starts_like_json && !f.body.contains("data:") {
+        return None;
+    }
+    let lower = f.body.to_ascii_lowercase();
+    // The end of the JSON string that holds byte `at`.
+    let string_end = |at: usize| {
+        let bytes = lower.as_bytes();
+        let mut i = at;
+        while let Some(&b) = bytes.get(i) {
+            match b {
+                b'\\' => i += 2,
+                b'"' => return Some(i + 1),
+                _ => i += 1,
+            }
+        }
+        None
+    };
+    let reason = run(f).reason;
+    let mut end = 0;
+    for part in reason.split(", ") {
+        if let Some(phrase) = part
+            .strip_prefix("message \"")
+            .and_then(|p| p.strip_suffix('"'))
+        {
+            end = end.max(string_end(lower.find(phrase)?)?);
+        } else if let Some((field, value)) = part.split_once('=') {
+            if field == "status" && value.bytes().all(|b| b.is_ascii_digit()) {
+                continue;
+            }
+            if field == "status" && value.ends_with("(not about the model)") {
+                continue;
+            }
+            if field.starts_with("x-amzn") {
+                continue;
+            }
+            let quoted = format!("\"{value}\"");
+            let at = match lower.find(&quoted) {
+                Some(i) => i + quoted.len(),
+                // A bare number: it must be followed by one more byte to be whole.
+                None => lower.find(&format!(":{value}"))? + value.len() + 2,
+            };
+            end = end.max(at);
+            // "Not found" codes need the message that names the model, too.
+            if NOT_FOUND_CODES.contains(&value) {
+                let message = lower.find("\"message\"")? + "\"message\"".len();
+                end = end.max(string_end(lower.get(message..)?.find('"')? + message + 1)?);
+            }
+        } else {
+            return None;
+        }
+    }
+    // Google's RESOURCE_EXHAUSTED is decided by what follows it; Envoy texts and waits by more.
+    let placeable = !reason.contains("RESOURCE_EXHAUSTED")
+        && !reason.starts_with("envoy")
+        && !reason.contains("wait of");
+    placeable.then_some(end)
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn random_cuts_of_large_bodies_never_panic_and_stay_linear() {
+    use crate::test_support::Rng;
+    let mut rng = Rng(0x5eed_cafe_f00d_0001);
+    let pieces = [
+        r#"{"error":{"#,
+        r#""code":"insufficient_quota","#,
+        r#""message":"a \"quoted\" \u00e9\ud83d\ude00 word","#,
+        r#""param":["x",1,2.5e3,true,false,null,{"k":"v"}],"#,
+        r#""details":[{"reason":"RATE_LIMIT_EXCEEDED"}],"#,
+        r#""n":-0.5,"#,
+    ];
+    for _ in 0..200 {
+        let mut body = String::from("[");
+        for _ in 0..rng.below(400) {
+            body.push_str(pieces[rng.below(pieces.len())]);
+        }
+        let at = rng.below(body.len() + 1);
+        let _ = classify_bytes(429, cut(&body, at));
+    }
+    // Deep nesting, cut: refused or read, never a stack overflow.
+    let deep = "[".repeat(100_000);
+    let _ = classify_bytes(429, deep.as_bytes());
+    let deep = format!("{}{}", r#"{"error":"#.repeat(10_000), r#""x""#);
+    let _ = classify_bytes(429, deep.as_bytes());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Model unavailable needs evidence about the model
+// ---------------------------------------------------------------------------------------------
+
+#[wasm_bindgen_test(unsupported = test)]
+fn only_evidence_about_the_model_makes_it_unavailable() {
+    for (status, body) in [
+        (404, ""),
+        (404, r#"{"error":{"message":"Not found","code":"not_found"}}"#),
+        (404, r#"{"type":"error","error":{"type":"not_found_error","message":"Not Found"}}"#),
+        (404, r#"{"detail":"Not Found"}"#),
+        (404, "<html><head><title>404 Not Found</title></head><body><center><h1>404 Not Found</h1></center><hr><center>nginx</center></body></html>"),
+        (404, "404 page not found"),
+        (410, ""),
+        (404, r#"{"error":{"code":404,"message":"Requested entity was not found.","status":"NOT_FOUND"}}"#),
+        (
+            400,
+            r#"{"message":"Could not resolve the resource you asked for."}"#,
+        ),
+        // A path with `models/` in a wrong-URL answer is not a model.
+        (
+            404,
+            r#"{"error":{"message":"Invalid URL (POST /v1/models/gpt-4o/chat)","type":"invalid_request_error"}}"#,
+        ),
+    ] {
+        let v = answer(status, &[], body);
+        assert_eq!(v.class, ErrorClass::BadRequest, "{body}: {v:?}");
+        if status != 400 {
+            assert!(v.reason.ends_with("(not about the model)"), "{v:?}");
+        }
+    }
+    let wrong_path = answer(
+        404,
+        &[],
+        r#"{"error":{"message":"Invalid URL (POST /v1/chat/completion)","type":"invalid_request_error","param":null,"code":null}}"#,
+    );
+    assert_eq!(
+        (wrong_path.class, wrong_path.reason.as_str()),
+        (
+            ErrorClass::BadRequest,
+            "error.type=invalid_request_error, status=404 (not about the model)"
+        )
+    );
+    assert_eq!(
+        answer(404, &[], "").reason,
+        "status=404 (not about the model)"
+    );
+    // Evidence about the model still says so.
+    for (status, headers, body) in [
+        (
+            404,
+            &[][..],
+            r#"{"error":{"code":"model_not_found","message":"x"}}"#,
+        ),
+        (
+            404,
+            &[][..],
+            r#"{"type":"error","error":{"type":"not_found_error","message":"model: claude-3-opus-20990101"}}"#,
+        ),
+        (
+            404,
+            &[][..],
+            r#"{"error":{"code":404,"message":"models/gemini-1.0-pro is not found for API version v1beta","status":"NOT_FOUND"}}"#,
+        ),
+        (
+            404,
+            &[][..],
+            r#"{"error":"model 'llama3' not found, try pulling it first"}"#,
+        ),
+        (
+            404,
+            &[][..],
+            r#"{"error":{"message":"Unknown model: gpt-5-turbo"}}"#,
+        ),
+        (
+            404,
+            &[][..],
+            r#"{"error":{"message":"Unknown model gpt-5-turbo","type":"invalid_request_error"}}"#,
+        ),
+        (
+            404,
+            &[("x-amzn-errortype", "ResourceNotFoundException")][..],
+            r#"{"message":"Could not resolve the foundation model from the provided model identifier."}"#,
+        ),
+    ] {
+        let v = answer(status, headers, body);
+        assert_eq!(v.class, ErrorClass::ModelUnavailable, "{body}: {v:?}");
     }
 }

@@ -9,23 +9,54 @@
 //!   absolute times (RFC 3339, unix seconds or unix milliseconds).
 //! - Generic `x-ratelimit-reset*` of unknown format ([`reset_header`]).
 //! - Error messages ([`from_message`]): "Please try again in 20s.", "请在 5 秒后重试", ...
-//! - JSON error bodies ([`body_fields`]): `RetryInfo`, `retry_after`, `resets_at`, ...
+//! - JSON error bodies ([`body_fields`], [`estimated_time`]): `RetryInfo`, `retry_after`,
+//!   `resets_at`, ...
 //!
-//! Everything is pure (the current time is a parameter), never panics, and every result is
-//! capped at [`MAX_WAIT_MS`]. Fractions are rounded to the nearest millisecond; a time in the
-//! past gives `Some(0)`.
+//! Everything an upstream states is untrusted, so every result is a [`Stated`]: a plausible
+//! wait ([`Stated::Wait`], 0..=[`MAX_WAIT_MS`]) or [`Stated::Nonsense`]: a value that does not
+//! parse, is negative, not finite, overflows, lies more than [`MAX_WAIT_MS`] ahead, or names a
+//! time more than [`PAST_TOLERANCE_MS`] in the past. Nonsense is never clamped into a wait: the
+//! caller ignores it (and may fall back to a less trusted source). A time in the past by at most
+//! [`PAST_TOLERANCE_MS`] (second-resolution dates, clock skew) means "now", `Wait(0)`.
+//! Everything is pure (the current time is a parameter) and never panics. Fractions are rounded
+//! to the nearest millisecond.
 
 use serde_json::{Map, Number, Value};
 
-/// Upper bound of every wait returned by this module: 366 days in milliseconds.
+/// The longest wait taken seriously: 366 days in milliseconds. Anything further ahead is
+/// nonsense.
 pub const MAX_WAIT_MS: u64 = 366 * 24 * 60 * 60 * 1000;
+/// How far in the past an absolute time may lie and still mean "now" (dates of one-second
+/// resolution, clock skew between the provider and this host).
+pub const PAST_TOLERANCE_MS: u64 = 5_000;
+
+/// What a stated wait comes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stated {
+    /// A plausible wait in milliseconds, at most [`MAX_WAIT_MS`].
+    Wait(u64),
+    /// Stated, but not a usable wait: unparseable, negative, not finite, overflowing, too far
+    /// ahead or in the past.
+    Nonsense,
+}
+
+impl Stated {
+    /// The wait, if plausible.
+    pub const fn ms(self) -> Option<u64> {
+        match self {
+            Stated::Wait(ms) => Some(ms),
+            Stated::Nonsense => None,
+        }
+    }
+}
 
 const NS_PER_MS: u128 = 1_000_000;
 const NS_PER_S: u128 = 1_000_000_000;
 const NS_PER_MIN: u128 = 60 * NS_PER_S;
 const NS_PER_H: u128 = 60 * NS_PER_MIN;
 const MS_PER_DAY: i128 = 86_400_000;
-/// Integer parts are clamped to 1e20 before scaling, so products stay far below `u128::MAX`.
+/// Integer parts are clamped to 1e20 before scaling, so products stay far below `u128::MAX`
+/// (and far above [`MAX_WAIT_MS`], so a clamped value is always nonsense).
 const INT_CLAMP: u128 = 100_000_000_000_000_000_000;
 /// Fraction digits beyond this are validated but ignored (they are below a nanosecond anyway).
 const MAX_FRAC_DIGITS: usize = 18;
@@ -43,23 +74,171 @@ const MAX_NODES: usize = 1024;
 // ---------------------------------------------------------------------------------------------
 
 /// `Retry-After`: delta-seconds (`"20"`, also `"1.5"`) or an HTTP-date in any of the three
-/// RFC 9110 forms (IMF-fixdate, RFC 850, asctime). A date in the past gives `Some(0)`.
-pub fn retry_after(value: &str, now_unix_ms: u64) -> Option<u64> {
+/// RFC 9110 forms (IMF-fixdate, RFC 850, asctime). Anything else is nonsense (`"-5"`, `"abc"`,
+/// `"1e3"`, `"20s"`), as are more than [`MAX_WAIT_MS`] of seconds and dates in the past.
+pub fn retry_after(value: &str, now_unix_ms: u64) -> Stated {
     let v = value.trim();
-    if let Some(ns) = decimal_ns(v, NS_PER_S) {
-        return Some(cap_ns(ns));
-    }
-    http_date_ms(v, now_unix_ms).map(|at| until(at, now_unix_ms))
+    seconds(v)
+        .or_else(|| http_date(v, now_unix_ms))
+        .unwrap_or(Stated::Nonsense)
 }
 
-/// `retry-after-ms` / `x-ms-retry-after-ms`: integer or decimal milliseconds.
-pub fn retry_after_ms(value: &str) -> Option<u64> {
-    decimal_ns(value.trim(), NS_PER_MS).map(cap_ns)
+/// `retry-after-ms` / `x-ms-retry-after-ms`: integer or decimal milliseconds; anything else
+/// (signs, exponents, `NaN`, units) is nonsense.
+pub fn retry_after_ms(value: &str) -> Stated {
+    decimal_ns(value.trim(), NS_PER_MS).map_or(Stated::Nonsense, relative)
 }
 
 /// A Go/Protobuf duration: one or more `<number><unit>` parts with units `ns`, `us`/`µs`, `ms`,
-/// `s`, `m`, `h` (`"6m0s"`, `"1.5s"`, `"1h2m3.5s"`). A bare number, a sign or spaces give `None`.
-pub fn duration(value: &str) -> Option<u64> {
+/// `s`, `m`, `h` (`"6m0s"`, `"1.5s"`, `"1h2m3.5s"`). `None` when the text is not a duration (a
+/// bare number, a sign, spaces); `Some(Nonsense)` when it is one longer than [`MAX_WAIT_MS`].
+pub fn duration(value: &str) -> Option<Stated> {
+    duration_ns(value).map(relative)
+}
+
+/// An absolute reset time, as the wait from now: RFC 3339 (`2024-11-04T19:10:00Z`, optional
+/// fraction, `Z` or `±hh:mm`; a missing offset is read as UTC), unix seconds (> 1e9) or unix
+/// milliseconds (> 1e12). `None` when the text is none of these (smaller numbers included);
+/// `Some(Nonsense)` for a time in the past or more than [`MAX_WAIT_MS`] ahead.
+pub fn reset_time(value: &str, now_unix_ms: u64) -> Option<Stated> {
+    let v = value.trim();
+    if let Some(ns) = decimal_ns(v, NS_PER_S) {
+        if ns <= UNIX_S_MIN * NS_PER_S {
+            return None;
+        }
+        return Some(absolute(unix_number_ms(ns), now_unix_ms));
+    }
+    rfc3339_ms(v).map(|at| absolute(at, now_unix_ms))
+}
+
+/// A generic `x-ratelimit-reset*` header: a [`duration`], else a [`reset_time`], else a bare
+/// number of seconds from now (≤ 1e9, e.g. `"60"`, `"0.5"`), else an HTTP-date; anything else
+/// is nonsense.
+pub fn reset_header(value: &str, now_unix_ms: u64) -> Stated {
+    let v = value.trim();
+    duration(v)
+        .or_else(|| reset_time(v, now_unix_ms))
+        .or_else(|| seconds(v))
+        .or_else(|| http_date(v, now_unix_ms))
+        .unwrap_or(Stated::Nonsense)
+}
+
+/// A wait stated in an error message, read only right after a phrase that introduces it
+/// ("try again in", "retry after", "wait", "请在", ...), never from a loose number.
+/// A number needs a unit (`ms`, `s`, `sec`, `seconds`, `m`, `min`, `minutes`, `h`, `hr`, `hours`,
+/// `秒`, `分钟`, `小时`); Go-style `1m30s` and spoken `1 minute 30 seconds` are summed.
+/// A bare "in 30 sec" counts only where "in" starts a clause, so "100 requests in 1 minute"
+/// is not read as a wait. The earliest plausible anchored wait in the message wins; `None` when
+/// the message states no wait, `Some(Nonsense)` when every wait it states is absurdly long.
+pub fn from_message(message: &str) -> Option<Stated> {
+    // ASCII lowercasing keeps byte offsets, so positions in `lower` are valid in `message`.
+    let lower = message.to_ascii_lowercase();
+    let mut candidates: Vec<(usize, usize)> = STRONG_ANCHORS
+        .iter()
+        .flat_map(|anchor| {
+            lower
+                .match_indices(anchor)
+                .map(move |(i, a)| (i, i.saturating_add(a.len())))
+        })
+        .filter(|&(start, end)| {
+            // Chinese anchors need no word boundary.
+            let ascii = lower.get(start..end).is_some_and(|a| a.is_ascii());
+            !ascii || word_start(&lower, start)
+        })
+        .collect();
+    candidates.sort_unstable();
+    let strong = candidates
+        .iter()
+        .filter_map(|&(_, end)| lower.get(end..).and_then(spoken_duration));
+    let clause_in = lower
+        .match_indices("in")
+        .filter(|&(start, _)| word_start(&lower, start) && clause_start(&lower, start))
+        .filter_map(|(start, _)| {
+            lower
+                .get(start.saturating_add(2)..)
+                .and_then(spoken_duration)
+        });
+    first_plausible(strong.chain(clause_in).map(relative))
+}
+
+/// Wait hints stated as JSON fields anywhere (depth ≤ 6) in an error body. Priority:
+/// Google `RetryInfo.retryDelay` (string duration or `{seconds, nanos}`), `retry_after_ms`,
+/// `retry_after` / `retry_after_seconds` / `retryAfter` (seconds), `resets_in_seconds`,
+/// `resets_at` (unix seconds, or RFC 3339 string). Numeric strings are accepted as numbers;
+/// `null` counts as not stated. `None` when no such field is present; `Some(Nonsense)` when
+/// every one present is nonsense.
+pub fn body_fields(value: &Value, now_unix_ms: u64) -> Option<Stated> {
+    let mut walk = Walk {
+        now: now_unix_ms,
+        best: None,
+        nonsense: false,
+        budget: MAX_NODES,
+    };
+    walk.visit(value, 0);
+    match walk.best {
+        Some((_, ms)) => Some(Stated::Wait(ms)),
+        None => walk.nonsense.then_some(Stated::Nonsense),
+    }
+}
+
+/// Hugging Face's "model is currently loading" carries a top-level `estimated_time` in seconds.
+pub fn estimated_time(json: &Value) -> Option<Stated> {
+    json.get("estimated_time")
+        .filter(|v| !v.is_null())
+        .map(|v| json_relative(v, NS_PER_S))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plausibility
+// ---------------------------------------------------------------------------------------------
+
+/// A relative wait in nanoseconds: rounded to the nearest millisecond, nonsense above
+/// [`MAX_WAIT_MS`].
+fn relative(ns: u128) -> Stated {
+    let ms = ns.saturating_add(NS_PER_MS / 2) / NS_PER_MS;
+    match u64::try_from(ms) {
+        Ok(ms) if ms <= MAX_WAIT_MS => Stated::Wait(ms),
+        _ => Stated::Nonsense,
+    }
+}
+
+/// An absolute time (unix ms) as the wait from now: nonsense when more than
+/// [`PAST_TOLERANCE_MS`] in the past or more than [`MAX_WAIT_MS`] ahead.
+fn absolute(target_ms: i128, now_unix_ms: u64) -> Stated {
+    let diff = target_ms.saturating_sub(i128::from(now_unix_ms));
+    if diff < -i128::from(PAST_TOLERANCE_MS) {
+        return Stated::Nonsense;
+    }
+    match u64::try_from(diff.max(0)) {
+        Ok(ms) if ms <= MAX_WAIT_MS => Stated::Wait(ms),
+        _ => Stated::Nonsense,
+    }
+}
+
+/// The first plausible wait of several; else nonsense if anything was stated; else `None`.
+pub fn first_plausible(stated: impl IntoIterator<Item = Stated>) -> Option<Stated> {
+    let mut nonsense = false;
+    for s in stated {
+        match s {
+            Stated::Wait(_) => return Some(s),
+            Stated::Nonsense => nonsense = true,
+        }
+    }
+    nonsense.then_some(Stated::Nonsense)
+}
+
+/// Delta-seconds (`"20"`, `"1.5"`), if the text is a plain decimal.
+fn seconds(v: &str) -> Option<Stated> {
+    decimal_ns(v, NS_PER_S).map(relative)
+}
+
+/// An HTTP-date, if the text is one.
+fn http_date(v: &str, now_unix_ms: u64) -> Option<Stated> {
+    http_date_ms(v, now_unix_ms).map(|at| absolute(at, now_unix_ms))
+}
+
+/// A Go/Protobuf duration in nanoseconds (saturating).
+fn duration_ns(value: &str) -> Option<u128> {
     let mut rest = value.trim();
     if rest.is_empty() {
         return None;
@@ -79,104 +258,12 @@ pub fn duration(value: &str) -> Option<u64> {
         total = total.saturating_add(decimal_ns(num, go_unit_ns(unit)?)?);
         rest = next;
     }
-    Some(cap_ns(total))
-}
-
-/// An absolute reset time, as milliseconds from now (`Some(0)` if past): RFC 3339
-/// (`2024-11-04T19:10:00Z`, optional fraction, `Z` or `±hh:mm`; a missing offset is read as
-/// UTC), unix seconds (> 1e9) or unix milliseconds (> 1e12). Smaller numbers give `None`.
-pub fn reset_time(value: &str, now_unix_ms: u64) -> Option<u64> {
-    let v = value.trim();
-    if let Some(ns) = decimal_ns(v, NS_PER_S) {
-        if ns <= UNIX_S_MIN * NS_PER_S {
-            return None;
-        }
-        return Some(until(unix_number_ms(ns), now_unix_ms));
-    }
-    rfc3339_ms(v).map(|at| until(at, now_unix_ms))
-}
-
-/// A generic `x-ratelimit-reset*` header: a [`duration`], else a [`reset_time`], else a bare
-/// number of seconds from now (≤ 1e9, e.g. `"60"`, `"0.5"`), else an HTTP-date.
-pub fn reset_header(value: &str, now_unix_ms: u64) -> Option<u64> {
-    let v = value.trim();
-    duration(v)
-        .or_else(|| reset_time(v, now_unix_ms))
-        .or_else(|| {
-            let ns = decimal_ns(v, NS_PER_S)?;
-            (ns <= UNIX_S_MIN * NS_PER_S).then(|| cap_ns(ns))
-        })
-        .or_else(|| http_date_ms(v, now_unix_ms).map(|at| until(at, now_unix_ms)))
-}
-
-/// A wait stated in an error message, read only right after a phrase that introduces it
-/// ("try again in", "retry after", "wait", "请在", ...), never from a loose number.
-/// A number needs a unit (`ms`, `s`, `sec`, `seconds`, `m`, `min`, `minutes`, `h`, `hr`, `hours`,
-/// `秒`, `分钟`, `小时`); Go-style `1m30s` and spoken `1 minute 30 seconds` are summed.
-/// A bare "in 30 sec" counts only where "in" starts a clause, so "100 requests in 1 minute"
-/// is not read as a wait. The earliest anchored wait in the message wins.
-pub fn from_message(message: &str) -> Option<u64> {
-    // ASCII lowercasing keeps byte offsets, so positions in `lower` are valid in `message`.
-    let lower = message.to_ascii_lowercase();
-    let mut candidates: Vec<(usize, usize)> = STRONG_ANCHORS
-        .iter()
-        .flat_map(|anchor| {
-            lower
-                .match_indices(anchor)
-                .map(move |(i, a)| (i, i.saturating_add(a.len())))
-        })
-        .filter(|&(start, end)| {
-            // Chinese anchors need no word boundary.
-            let ascii = lower.get(start..end).is_some_and(|a| a.is_ascii());
-            !ascii || word_start(&lower, start)
-        })
-        .collect();
-    candidates.sort_unstable();
-    let strong = candidates
-        .iter()
-        .find_map(|&(_, end)| lower.get(end..).and_then(spoken_duration));
-    strong.or_else(|| {
-        lower
-            .match_indices("in")
-            .filter(|&(start, _)| word_start(&lower, start) && clause_start(&lower, start))
-            .find_map(|(start, _)| {
-                lower
-                    .get(start.saturating_add(2)..)
-                    .and_then(spoken_duration)
-            })
-    })
-}
-
-/// Wait hints stated as JSON fields anywhere (depth ≤ 6) in an error body. Priority:
-/// Google `RetryInfo.retryDelay` (string duration or `{seconds, nanos}`), `retry_after_ms`,
-/// `retry_after` / `retry_after_seconds` / `retryAfter` (seconds), `resets_in_seconds`,
-/// `resets_at` (unix seconds, or RFC 3339 string). Numeric strings are accepted as numbers.
-pub fn body_fields(value: &Value, now_unix_ms: u64) -> Option<u64> {
-    let mut best: Option<(u8, u64)> = None;
-    let mut budget = MAX_NODES;
-    walk(value, 0, now_unix_ms, &mut best, &mut budget);
-    best.map(|(_, ms)| ms)
+    Some(total)
 }
 
 // ---------------------------------------------------------------------------------------------
 // Numbers and units
 // ---------------------------------------------------------------------------------------------
-
-/// Nanoseconds to milliseconds, rounded to nearest and capped at [`MAX_WAIT_MS`].
-fn cap_ns(ns: u128) -> u64 {
-    let ms = ns.saturating_add(NS_PER_MS / 2) / NS_PER_MS;
-    u64::try_from(ms).map_or(MAX_WAIT_MS, |ms| ms.min(MAX_WAIT_MS))
-}
-
-/// Milliseconds from now until `target_ms` (unix ms), 0 if past, capped.
-fn until(target_ms: i128, now_unix_ms: u64) -> u64 {
-    let diff = target_ms.saturating_sub(i128::from(now_unix_ms));
-    if diff <= 0 {
-        0
-    } else {
-        u64::try_from(diff).map_or(MAX_WAIT_MS, |d| d.min(MAX_WAIT_MS))
-    }
-}
 
 /// `digits[.digits]` (either side may be empty, not both) times `unit_ns`, in nanoseconds.
 /// No sign, exponent or spaces. Saturates instead of overflowing.
@@ -547,8 +634,9 @@ fn clause_start(text: &str, start: usize) -> bool {
         || before.ends_with(['.', ',', ';', ':', '!', '?', '(', '，', '。', '；', '：'])
 }
 
-/// A spoken duration at the start of `s` (after optional whitespace and a filler word).
-fn spoken_duration(s: &str) -> Option<u64> {
+/// A spoken duration at the start of `s` (after optional whitespace and a filler word), in
+/// nanoseconds (saturating).
+fn spoken_duration(s: &str) -> Option<u128> {
     let mut rest = s.trim_start();
     if let Some(after) = FILLERS.iter().find_map(|f| rest.strip_prefix(f)) {
         rest = after.trim_start();
@@ -566,7 +654,7 @@ fn spoken_duration(s: &str) -> Option<u64> {
             None => break,
         }
     }
-    Some(cap_ns(total))
+    Some(total)
 }
 
 /// `<number>[space]<unit>` at the start of `s`: nanoseconds and the rest.
@@ -619,105 +707,138 @@ fn message_unit(s: &str) -> Option<(u128, &str)> {
 // JSON bodies
 // ---------------------------------------------------------------------------------------------
 
-fn walk(v: &Value, depth: usize, now: u64, best: &mut Option<(u8, u64)>, budget: &mut usize) {
-    if depth > MAX_DEPTH || *budget == 0 || matches!(best, Some((0, _))) {
-        return;
-    }
-    match v {
-        Value::Object(map) => {
-            *budget -= 1;
-            if let Some((prio, ms)) = object_hint(map, now) {
-                if !matches!(best, Some((p, _)) if *p <= prio) {
-                    *best = Some((prio, ms));
+/// The state of one [`body_fields`] walk.
+struct Walk {
+    now: u64,
+    /// The best plausible hint so far: (priority, ms), 0 is best.
+    best: Option<(u8, u64)>,
+    /// Whether a wait field held nonsense.
+    nonsense: bool,
+    /// Containers still allowed to be inspected.
+    budget: usize,
+}
+
+impl Walk {
+    fn visit(&mut self, v: &Value, depth: usize) {
+        if depth > MAX_DEPTH || self.budget == 0 || matches!(self.best, Some((0, _))) {
+            return;
+        }
+        match v {
+            Value::Object(map) => {
+                self.budget -= 1;
+                self.object(map);
+                for child in map.values() {
+                    self.visit(child, depth + 1);
                 }
             }
-            for child in map.values() {
-                walk(child, depth + 1, now, best, budget);
+            Value::Array(items) => {
+                self.budget -= 1;
+                for child in items {
+                    self.visit(child, depth + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Records the hints stated directly in one object, best priority first.
+    fn object(&mut self, map: &Map<String, Value>) {
+        for (prio, stated) in object_hints(map, self.now) {
+            match stated {
+                Stated::Wait(ms) => {
+                    if !matches!(self.best, Some((p, _)) if p <= prio) {
+                        self.best = Some((prio, ms));
+                    }
+                    return;
+                }
+                Stated::Nonsense => self.nonsense = true,
             }
         }
-        Value::Array(items) => {
-            *budget -= 1;
-            for child in items {
-                walk(child, depth + 1, now, best, budget);
-            }
-        }
-        _ => {}
     }
 }
 
-/// The highest-priority hint stated directly in one object: (priority, ms), 0 is best.
-fn object_hint(map: &Map<String, Value>, now: u64) -> Option<(u8, u64)> {
+/// A field that is present and not `null`.
+fn stated<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    map.get(key).filter(|v| !v.is_null())
+}
+
+/// The hints stated directly in one object, in priority order (0 is best).
+fn object_hints(map: &Map<String, Value>, now: u64) -> Vec<(u8, Stated)> {
+    let mut hints = Vec::new();
     let is_retry_info = map
         .get("@type")
         .and_then(Value::as_str)
         .is_some_and(|t| t.ends_with("google.rpc.RetryInfo"));
     if is_retry_info {
-        let delay = map.get("retryDelay").or_else(|| map.get("retry_delay"));
-        if let Some(ms) = delay.and_then(retry_delay) {
-            return Some((0, ms));
+        if let Some(delay) = stated(map, "retryDelay").or_else(|| stated(map, "retry_delay")) {
+            hints.push((0, retry_delay(delay)));
         }
     }
-    if let Some(ms) = map
-        .get("retry_after_ms")
-        .and_then(|v| json_relative(v, NS_PER_MS))
-    {
-        return Some((1, ms));
+    if let Some(v) = stated(map, "retry_after_ms") {
+        hints.push((1, json_relative(v, NS_PER_MS)));
     }
-    let retry_after = ["retry_after", "retry_after_seconds", "retryAfter"]
-        .iter()
-        .filter_map(|k| map.get(*k))
-        .find_map(|v| match v {
-            Value::String(s) => retry_after(s, now).or_else(|| duration(s)),
-            _ => json_relative(v, NS_PER_S),
-        });
-    if let Some(ms) = retry_after {
-        return Some((2, ms));
+    for key in ["retry_after", "retry_after_seconds", "retryAfter"] {
+        if let Some(v) = stated(map, key) {
+            let hint = match v {
+                Value::String(s) => {
+                    let s = s.trim();
+                    seconds(s)
+                        .or_else(|| duration(s))
+                        .or_else(|| http_date(s, now))
+                        .unwrap_or(Stated::Nonsense)
+                }
+                _ => json_relative(v, NS_PER_S),
+            };
+            hints.push((2, hint));
+        }
     }
-    if let Some(ms) = map
-        .get("resets_in_seconds")
-        .and_then(|v| json_relative(v, NS_PER_S))
-    {
-        return Some((3, ms));
+    if let Some(v) = stated(map, "resets_in_seconds") {
+        hints.push((3, json_relative(v, NS_PER_S)));
     }
-    let resets_at = map.get("resets_at").and_then(|v| match v {
-        Value::Number(n) => Some(until(unix_number_ms(number_ns(n, NS_PER_S)?), now)),
-        Value::String(s) => reset_time(s, now),
-        _ => None,
-    });
-    resets_at.map(|ms| (4, ms))
+    if let Some(v) = stated(map, "resets_at") {
+        let hint = match v {
+            Value::Number(n) => number_ns(n, NS_PER_S)
+                .map_or(Stated::Nonsense, |ns| absolute(unix_number_ms(ns), now)),
+            Value::String(s) => reset_time(s, now).unwrap_or(Stated::Nonsense),
+            _ => Stated::Nonsense,
+        };
+        hints.push((4, hint));
+    }
+    hints
 }
 
 /// A relative wait given as a JSON number (or numeric string, or duration string) of `unit_ns`.
-fn json_relative(v: &Value, unit_ns: u128) -> Option<u64> {
+fn json_relative(v: &Value, unit_ns: u128) -> Stated {
     match v {
-        Value::Number(n) => number_ns(n, unit_ns).map(cap_ns),
+        Value::Number(n) => number_ns(n, unit_ns).map_or(Stated::Nonsense, relative),
         Value::String(s) => decimal_ns(s.trim(), unit_ns)
-            .map(cap_ns)
-            .or_else(|| duration(s)),
-        _ => None,
+            .map(relative)
+            .or_else(|| duration(s))
+            .unwrap_or(Stated::Nonsense),
+        _ => Stated::Nonsense,
     }
 }
 
 /// `RetryInfo.retryDelay`: a duration string (`"23s"`) or `{"seconds": 23, "nanos": 5e8}`.
-fn retry_delay(v: &Value) -> Option<u64> {
+fn retry_delay(v: &Value) -> Stated {
     match v {
-        Value::String(s) => duration(s),
+        Value::String(s) => duration(s).unwrap_or(Stated::Nonsense),
         Value::Object(obj) => {
-            let part = |key: &str, unit_ns: u128| match obj.get(key) {
+            let part = |key: &str, unit_ns: u128| match stated(obj, key) {
                 None => Some(None),
                 Some(Value::Number(n)) => number_ns(n, unit_ns).map(Some),
                 Some(Value::String(s)) => decimal_ns(s.trim(), unit_ns).map(Some),
                 Some(_) => None,
             };
-            let secs = part("seconds", NS_PER_S)?;
-            let nanos = part("nanos", 1)?;
+            let (Some(secs), Some(nanos)) = (part("seconds", NS_PER_S), part("nanos", 1)) else {
+                return Stated::Nonsense;
+            };
             if secs.is_none() && nanos.is_none() {
-                return None;
+                return Stated::Nonsense;
             }
-            let total = secs.unwrap_or(0).saturating_add(nanos.unwrap_or(0));
-            Some(cap_ns(total))
+            relative(secs.unwrap_or(0).saturating_add(nanos.unwrap_or(0)))
         }
-        _ => None,
+        _ => Stated::Nonsense,
     }
 }
 
@@ -784,44 +905,62 @@ mod tests {
         assert_eq!(year("2030"), Some(2030));
     }
 
+    use Stated::{Nonsense as N, Wait as W};
+
+    /// One year (366 days) in seconds: the longest plausible wait.
+    const MAX_S: &str = "31622400";
+
     #[wasm_bindgen_test(unsupported = test)]
     fn retry_after_cases() {
-        let cases: &[(&str, Option<u64>)] = &[
-            ("20", Some(20_000)),
-            ("  20\t", Some(20_000)),
-            ("0", Some(0)),
-            ("1.5", Some(1_500)),
-            ("0.0005", Some(1)),
-            ("0.0004", Some(0)),
-            ("Mon, 04 Nov 2024 19:00:30 GMT", Some(30_000)),
-            ("Monday, 04-Nov-24 19:01:00 GMT", Some(60_000)),
-            ("Mon Nov  4 19:00:05 2024", Some(5_000)),
-            ("Thu, 29 Feb 2024 00:00:00 GMT", Some(0)),
-            ("Sun, 06 Nov 1994 08:49:37 GMT", Some(0)),
-            ("Sunday, 06-Nov-94 08:49:37 GMT", Some(0)),
-            ("Sun Nov  6 08:49:37 1994", Some(0)),
-            ("Fri, 31 Dec 9999 23:59:59 GMT", Some(MAX_WAIT_MS)),
-            ("99999999999999999999999999999999", Some(MAX_WAIT_MS)),
-            ("", None),
-            ("abc", None),
-            ("-5", None),
-            ("+5", None),
-            ("1e3", None),
-            ("20s", None),
-            (".", None),
-            ("1.2.3", None),
-            ("Sun, 06 Nov 1994 08:49:37 PST", None),
-            ("Sun, 32 Nov 1994 08:49:37 GMT", None),
-            ("Wed, 29 Feb 2023 00:00:00 GMT", None),
-            ("Sun, 06 Foo 1994 08:49:37 GMT", None),
-            ("Sun, 06 Nov 1994 24:00:00 GMT", None),
-            ("Sun, 06 Nov 1994 08:60:00 GMT", None),
-            ("Xyz, 06 Nov 1994 08:49:37 GMT", None),
-            ("Sun 06 Nov 1994 08:49:37 GMT", None),
-            ("Sun, 06 Nov 94 08:49:37 GMT", None),
-            ("Sun, 06 Nov 1994 08:49 GMT", None),
-            ("Sunday, 06-Nov-94 08:49:37", None),
-            ("Sun Nov  6 08:49:37", None),
+        let cases: &[(&str, Stated)] = &[
+            ("20", W(20_000)),
+            ("  20\t", W(20_000)),
+            ("0", W(0)),
+            ("1.5", W(1_500)),
+            ("0.0005", W(1)),
+            ("0.0004", W(0)),
+            (MAX_S, W(MAX_WAIT_MS)),
+            ("Mon, 04 Nov 2024 19:00:30 GMT", W(30_000)),
+            ("Monday, 04-Nov-24 19:01:00 GMT", W(60_000)),
+            ("Mon Nov  4 19:00:05 2024", W(5_000)),
+            // A date a few seconds past (one-second resolution, clock skew) means now.
+            ("Mon, 04 Nov 2024 18:59:57 GMT", W(0)),
+            // Nonsense: further in the past, more than a year ahead, overflowing, negative,
+            // not a number.
+            ("Mon, 04 Nov 2024 18:59:50 GMT", N),
+            ("Thu, 29 Feb 2024 00:00:00 GMT", N),
+            ("Sun, 06 Nov 1994 08:49:37 GMT", N),
+            ("Sunday, 06-Nov-94 08:49:37 GMT", N),
+            ("Sun Nov  6 08:49:37 1994", N),
+            ("Fri, 31 Dec 9999 23:59:59 GMT", N),
+            ("Wed, 05 Nov 2025 19:00:01 GMT", N),
+            ("Wed, 05 Nov 2025 19:00:00 GMT", W(MAX_WAIT_MS)),
+            ("31622401", N),
+            ("1000000000000", N),
+            ("99999999999999999999999999999999", N),
+            ("", N),
+            ("abc", N),
+            ("-5", N),
+            ("-0", N),
+            ("+5", N),
+            ("1e3", N),
+            ("NaN", N),
+            ("inf", N),
+            ("20s", N),
+            (".", N),
+            ("1.2.3", N),
+            ("Sun, 06 Nov 1994 08:49:37 PST", N),
+            ("Sun, 32 Nov 1994 08:49:37 GMT", N),
+            ("Wed, 29 Feb 2023 00:00:00 GMT", N),
+            ("Sun, 06 Foo 1994 08:49:37 GMT", N),
+            ("Sun, 06 Nov 1994 24:00:00 GMT", N),
+            ("Sun, 06 Nov 1994 08:60:00 GMT", N),
+            ("Xyz, 06 Nov 1994 08:49:37 GMT", N),
+            ("Sun 06 Nov 1994 08:49:37 GMT", N),
+            ("Sun, 06 Nov 94 08:49:37 GMT", N),
+            ("Sun, 06 Nov 1994 08:49 GMT", N),
+            ("Sunday, 06-Nov-94 08:49:37", N),
+            ("Sun Nov  6 08:49:37", N),
         ];
         for (v, want) in cases {
             assert_eq!(retry_after(v, NOW), *want, "{v:?}");
@@ -830,18 +969,23 @@ mod tests {
 
     #[wasm_bindgen_test(unsupported = test)]
     fn retry_after_ms_cases() {
-        let cases: &[(&str, Option<u64>)] = &[
-            ("250", Some(250)),
-            (" 30 ", Some(30)),
-            ("0", Some(0)),
-            ("1.5", Some(2)),
-            ("1.4", Some(1)),
-            ("99999999999999999999999999", Some(MAX_WAIT_MS)),
-            ("", None),
-            ("abc", None),
-            ("-1", None),
-            ("1e2", None),
-            ("10ms", None),
+        let cases: &[(&str, Stated)] = &[
+            ("250", W(250)),
+            (" 30 ", W(30)),
+            ("0", W(0)),
+            ("1.5", W(2)),
+            ("1.4", W(1)),
+            ("31622400000", W(MAX_WAIT_MS)),
+            ("31622400001", N),
+            ("99999999999999999999999999", N),
+            ("1e309", N),
+            ("NaN", N),
+            ("Infinity", N),
+            ("", N),
+            ("abc", N),
+            ("-1", N),
+            ("1e2", N),
+            ("10ms", N),
         ];
         for (v, want) in cases {
             assert_eq!(retry_after_ms(v), *want, "{v:?}");
@@ -850,25 +994,27 @@ mod tests {
 
     #[wasm_bindgen_test(unsupported = test)]
     fn duration_cases() {
-        let cases: &[(&str, Option<u64>)] = &[
-            ("6m0s", Some(360_000)),
-            ("1.5s", Some(1_500)),
-            ("20ms", Some(20)),
-            ("1h2m3.5s", Some(3_723_500)),
-            ("2m59.56s", Some(179_560)),
-            ("0.5s", Some(500)),
-            ("23s", Some(23_000)),
-            ("7.66s", Some(7_660)),
-            ("1m", Some(60_000)),
-            ("18.403112549s", Some(18_403)),
-            (" 2s ", Some(2_000)),
-            (".5s", Some(500)),
-            ("0s", Some(0)),
-            ("1H", Some(3_600_000)),
-            ("500us", Some(1)),
-            ("2000µs", Some(2)),
-            ("1500000ns", Some(2)),
-            ("9999999999999999999999999h", Some(MAX_WAIT_MS)),
+        let cases: &[(&str, Option<Stated>)] = &[
+            ("6m0s", Some(W(360_000))),
+            ("1.5s", Some(W(1_500))),
+            ("20ms", Some(W(20))),
+            ("1h2m3.5s", Some(W(3_723_500))),
+            ("2m59.56s", Some(W(179_560))),
+            ("0.5s", Some(W(500))),
+            ("23s", Some(W(23_000))),
+            ("7.66s", Some(W(7_660))),
+            ("1m", Some(W(60_000))),
+            ("18.403112549s", Some(W(18_403))),
+            (" 2s ", Some(W(2_000))),
+            (".5s", Some(W(500))),
+            ("0s", Some(W(0))),
+            ("1H", Some(W(3_600_000))),
+            ("500us", Some(W(1))),
+            ("2000µs", Some(W(2))),
+            ("1500000ns", Some(W(2))),
+            ("8784h", Some(W(MAX_WAIT_MS))),
+            ("8784h1s", Some(N)),
+            ("9999999999999999999999999h", Some(N)),
             ("", None),
             ("   ", None),
             ("23", None),
@@ -893,24 +1039,29 @@ mod tests {
 
     #[wasm_bindgen_test(unsupported = test)]
     fn reset_time_cases() {
-        let cases: &[(&str, Option<u64>)] = &[
-            ("2024-11-04T19:10:00Z", Some(600_000)),
-            ("2024-11-04T19:10:00.5Z", Some(600_500)),
-            ("2024-11-04T19:10:00.123456789Z", Some(600_123)),
-            ("2024-11-04T21:10:00+02:00", Some(600_000)),
-            ("2024-11-04T14:10:00-05:00", Some(600_000)),
-            ("2024-11-04T21:10:00+0200", Some(600_000)),
-            ("2024-11-04T19:10:00", Some(600_000)),
-            ("2024-11-04t19:10:00z", Some(600_000)),
-            ("2024-11-04 19:10:00Z", Some(600_000)),
-            (" 2024-11-04T19:10:00Z ", Some(600_000)),
-            ("2024-11-04T18:00:00Z", Some(0)),
-            ("1730747400", Some(600_000)),
-            ("1730747400000", Some(600_000)),
-            ("1730747400.5", Some(600_500)),
-            ("1730000000", Some(0)),
-            ("9999-12-31T23:59:59Z", Some(MAX_WAIT_MS)),
-            ("99999999999999999999999999", Some(MAX_WAIT_MS)),
+        let cases: &[(&str, Option<Stated>)] = &[
+            ("2024-11-04T19:10:00Z", Some(W(600_000))),
+            ("2024-11-04T19:10:00.5Z", Some(W(600_500))),
+            ("2024-11-04T19:10:00.123456789Z", Some(W(600_123))),
+            ("2024-11-04T21:10:00+02:00", Some(W(600_000))),
+            ("2024-11-04T14:10:00-05:00", Some(W(600_000))),
+            ("2024-11-04T21:10:00+0200", Some(W(600_000))),
+            ("2024-11-04T19:10:00", Some(W(600_000))),
+            ("2024-11-04t19:10:00z", Some(W(600_000))),
+            ("2024-11-04 19:10:00Z", Some(W(600_000))),
+            (" 2024-11-04T19:10:00Z ", Some(W(600_000))),
+            ("2024-11-04T18:59:58Z", Some(W(0))),
+            ("1730747400", Some(W(600_000))),
+            ("1730747400000", Some(W(600_000))),
+            ("1730747400.5", Some(W(600_500))),
+            // In the past, years ahead, overflowing: nonsense.
+            ("2024-11-04T18:00:00Z", Some(N)),
+            ("1730000000", Some(N)),
+            ("2034-11-04T19:00:00Z", Some(N)),
+            ("2046322800", Some(N)),
+            ("9999-12-31T23:59:59Z", Some(N)),
+            ("99999999999999999999999999", Some(N)),
+            // Not an absolute time at all.
             ("60", None),
             ("1000000000", None),
             ("", None),
@@ -932,19 +1083,25 @@ mod tests {
 
     #[wasm_bindgen_test(unsupported = test)]
     fn reset_header_cases() {
-        let cases: &[(&str, Option<u64>)] = &[
-            ("6m0s", Some(360_000)),
-            ("1s", Some(1_000)),
-            ("2024-11-04T19:10:00Z", Some(600_000)),
-            ("1730747400", Some(600_000)),
-            ("1730747400000", Some(600_000)),
-            ("60", Some(60_000)),
-            ("0.5", Some(500)),
-            ("0", Some(0)),
-            ("Mon, 04 Nov 2024 19:00:30 GMT", Some(30_000)),
-            ("soon", None),
-            ("", None),
-            ("-5", None),
+        let cases: &[(&str, Stated)] = &[
+            ("6m0s", W(360_000)),
+            ("1s", W(1_000)),
+            ("2024-11-04T19:10:00Z", W(600_000)),
+            ("1730747400", W(600_000)),
+            ("1730747400000", W(600_000)),
+            ("60", W(60_000)),
+            ("0.5", W(500)),
+            ("0", W(0)),
+            ("Mon, 04 Nov 2024 19:00:30 GMT", W(30_000)),
+            // Ten years ahead (unix seconds, RFC 3339), in the past, unparseable.
+            ("2046322800", N),
+            ("2034-11-04T19:00:00Z", N),
+            ("1730000000", N),
+            ("999999999", N),
+            ("soon", N),
+            ("", N),
+            ("-5", N),
+            ("NaN", N),
         ];
         for (v, want) in cases {
             assert_eq!(reset_header(v, NOW), *want, "{v:?}");
@@ -973,7 +1130,6 @@ mod tests {
             ("try again in 5 seconds 3 times", Some(5_000)),
             ("retry after 5s or wait 10s", Some(5_000)),
             ("Too many requests. In 2 hrs the quota resets", Some(7_200_000)),
-            ("Please try again in 99999999999999999999999h", Some(MAX_WAIT_MS)),
             (
                 "Rate limit reached for gpt-4 in organization org-abc on tokens per min (TPM): \
                  Limit 10000, Used 9000, Requested 1766. Please try again in 7.66s. \
@@ -997,6 +1153,8 @@ mod tests {
             ("请求过多，请在 1 分钟后重试", Some(60_000)),
             ("请等待 2 小时", Some(7_200_000)),
             ("rate limited请在 5 秒后重试", Some(5_000)),
+            // An absurd wait is skipped for a later plausible one.
+            ("try again in 99999h, or retry after 5s", Some(5_000)),
             ("请稍后重试", None),
             ("limit: 10000 tokens per min", None),
             ("model gpt-4-0613", None),
@@ -1011,7 +1169,15 @@ mod tests {
             ("retry in -5s", None),
         ];
         for (v, want) in cases {
-            assert_eq!(from_message(v), *want, "{v:?}");
+            assert_eq!(from_message(v), want.map(W), "{v:?}");
+        }
+        // Stated, but more than a year: nonsense.
+        for v in [
+            "Please try again in 99999999999999999999999h",
+            "retry after 9000h",
+            "Please wait 9000 hours",
+        ] {
+            assert_eq!(from_message(v), Some(N), "{v:?}");
         }
     }
 
@@ -1024,82 +1190,126 @@ mod tests {
         let many: Vec<Value> = (0..2000).map(|_| json!({})).collect();
         let mut late = many.clone();
         late.push(json!({"retry_after": 3}));
-        let cases: Vec<(Value, Option<u64>)> = vec![
+        let cases: Vec<(Value, Option<Stated>)> = vec![
             (
                 json!({"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "details": [
                     {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []},
                     {"@type": retry_info, "retryDelay": "23s"}
                 ]}}),
-                Some(23_000),
+                Some(W(23_000)),
             ),
             (
                 json!({"@type": retry_info, "retryDelay": {"seconds": 23, "nanos": 500_000_000}}),
-                Some(23_500),
+                Some(W(23_500)),
             ),
             (
                 json!({"@type": retry_info, "retryDelay": {"seconds": "23"}}),
-                Some(23_000),
+                Some(W(23_000)),
             ),
             (
                 json!({"@type": retry_info, "retryDelay": {"nanos": 1_000_000}}),
-                Some(1),
+                Some(W(1)),
             ),
-            (json!({"@type": retry_info, "retryDelay": {}}), None),
+            (json!({"@type": retry_info, "retryDelay": {}}), Some(N)),
             (
                 json!({"@type": retry_info, "retryDelay": {"seconds": -1}}),
-                None,
+                Some(N),
             ),
-            (json!({"@type": retry_info, "retryDelay": "soon"}), None),
+            (json!({"@type": retry_info, "retryDelay": "soon"}), Some(N)),
+            (
+                json!({"@type": retry_info, "retryDelay": "99999999h"}),
+                Some(N),
+            ),
+            (json!({"@type": retry_info, "retryDelay": null}), None),
             (json!({"retryDelay": "23s"}), None),
             (
                 json!({"retry_after": 5, "error": {"details": [{"@type": retry_info, "retryDelay": "2s"}]}}),
-                Some(2_000),
+                Some(W(2_000)),
             ),
             (
                 json!({"retry_after_ms": 1500, "retry_after": 5}),
-                Some(1_500),
+                Some(W(1_500)),
             ),
-            (json!({"retry_after_ms": "250"}), Some(250)),
+            (json!({"retry_after_ms": "250"}), Some(W(250))),
             (
                 json!({"error": {"retry_after": 5, "resets_in_seconds": 100}}),
-                Some(5_000),
+                Some(W(5_000)),
             ),
-            (json!({"retryAfter": 2.5}), Some(2_500)),
-            (json!({"retry_after_seconds": "7"}), Some(7_000)),
-            (json!({"retry_after": "20s"}), Some(20_000)),
+            (json!({"retryAfter": 2.5}), Some(W(2_500))),
+            (json!({"retry_after_seconds": "7"}), Some(W(7_000))),
+            (json!({"retry_after": "20s"}), Some(W(20_000))),
+            (
+                json!({"retry_after": "Mon, 04 Nov 2024 19:00:30 GMT"}),
+                Some(W(30_000)),
+            ),
             (
                 json!({"error": {"type": "usage_limit_reached", "resets_in_seconds": 3600}}),
-                Some(3_600_000),
+                Some(W(3_600_000)),
             ),
-            (json!({"resets_at": 1_730_747_400}), Some(600_000)),
-            (json!({"resets_at": 1_730_747_400_000_u64}), Some(600_000)),
-            (json!({"resets_at": "2024-11-04T19:10:00Z"}), Some(600_000)),
-            (json!({"resets_at": 1}), Some(0)),
+            (json!({"resets_at": 1_730_747_400}), Some(W(600_000))),
+            (
+                json!({"resets_at": 1_730_747_400_000_u64}),
+                Some(W(600_000)),
+            ),
+            (
+                json!({"resets_at": "2024-11-04T19:10:00Z"}),
+                Some(W(600_000)),
+            ),
             (
                 json!({"resets_at": 1_730_747_400, "resets_in_seconds": 10}),
-                Some(10_000),
+                Some(W(10_000)),
             ),
             (
                 json!({"a": {"retry_after": 1}, "b": {"retry_after": 2}}),
-                Some(1_000),
+                Some(W(1_000)),
             ),
-            (json!([{"retry_after": 3}]), Some(3_000)),
-            (json!({"retry_after": 1e300}), Some(MAX_WAIT_MS)),
-            (json!({"retry_after": u64::MAX}), Some(MAX_WAIT_MS)),
-            (json!({"retry_after": -5}), None),
-            (json!({"retry_after": -0.5}), None),
-            (json!({"retry_after": true}), None),
-            (json!({"retry_after": "soon"}), None),
+            (json!([{"retry_after": 3}]), Some(W(3_000))),
+            // Nonsense in a more trusted field gives way to a plausible one elsewhere.
+            (
+                json!({"retry_after_ms": -1, "retry_after": 3}),
+                Some(W(3_000)),
+            ),
+            (
+                json!({"a": {"retry_after": 1e300}, "b": {"resets_in_seconds": 4}}),
+                Some(W(4_000)),
+            ),
+            // Nonsense alone.
+            (json!({"resets_at": 1}), Some(N)),
+            (json!({"resets_at": 2_046_322_800}), Some(N)),
+            (json!({"resets_at": "soon"}), Some(N)),
+            (json!({"retry_after": 1e300}), Some(N)),
+            (json!({"retry_after": u64::MAX}), Some(N)),
+            (json!({"retry_after": -5}), Some(N)),
+            (json!({"retry_after": -0.5}), Some(N)),
+            (json!({"retry_after": true}), Some(N)),
+            (json!({"retry_after": "soon"}), Some(N)),
+            (json!({"retry_after": [1]}), Some(N)),
             (json!({"retry_after": null}), None),
             (json!({"message": "Please try again in 20s"}), None),
             (json!("retry_after"), None),
             (json!(null), None),
-            (nest(6), Some(1_000)),
+            (nest(6), Some(W(1_000))),
             (nest(7), None),
             (Value::Array(late), None),
         ];
         for (v, want) in cases {
             assert_eq!(body_fields(&v, NOW), want, "{v}");
+        }
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn estimated_time_cases() {
+        let cases: Vec<(Value, Option<Stated>)> = vec![
+            (json!({"estimated_time": 35.6677131652832}), Some(W(35_668))),
+            (json!({"estimated_time": 0}), Some(W(0))),
+            (json!({"estimated_time": -1.0}), Some(N)),
+            (json!({"estimated_time": 1e300}), Some(N)),
+            (json!({"estimated_time": "x"}), Some(N)),
+            (json!({"estimated_time": null}), None),
+            (json!({"error": "loading"}), None),
+        ];
+        for (v, want) in cases {
+            assert_eq!(estimated_time(&v), want, "{v}");
         }
     }
 }
