@@ -2,9 +2,10 @@
 
 Starts two mock LLM providers (the `llm` and `llm_b` clusters) and Envoy with the shipped config
 (only ports and the .wasm path substituted), then plays a bad day: normal traffic; the flagship
-overloads and traffic falls back; its quota runs out and nothing retries it; a short rate limit
-is waited out; a call that may act is not retried; the flagship recovers and traffic switches
-back. It ends with a table read from the filter's own counters, checked against what the mock
+overloads and traffic falls back; provider A's account runs out of quota (a gzipped
+`insufficient_quota`), every model of that account cools down at once and traffic moves to
+provider B; a short rate limit is waited out; a call that may act is not retried; the quota
+resets and traffic switches back. It ends with a table read from the filter's own counters, checked against what the mock
 providers recorded.
 """
 
@@ -25,8 +26,6 @@ from harness import Envoy, Mock, chat_body, wait_for  # noqa: E402
 BOLD, DIM, GREEN, YELLOW, RED, RESET = "\033[1m", "\033[2m", "\033[32m", "\033[33m", "\033[31m", "\033[0m"
 JSON = {"content-type": "application/json"}
 OVERLOADED = json.dumps({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
-QUOTA = json.dumps({"error": {"message": "You exceeded your current quota, please check your plan and billing details.",
-                              "type": "insufficient_quota", "code": "insufficient_quota"}})
 RATE = json.dumps({"error": {"message": "Rate limit reached for requests per min (RPM).", "type": "requests", "code": "rate_limit_exceeded"}})
 START = time.monotonic()
 
@@ -44,6 +43,8 @@ def ask(envoy: Envoy, n: int, model: str, path: str = "/v1/chat/completions", bo
         why.append(f"fallback from {r.headers['x-llm-fallback-from']}: {r.headers.get('x-llm-fallback-reason')}")
     if r.headers.get("x-llm-error-class"):
         why.append(f"error {r.headers['x-llm-error-class']}")
+    if r.headers.get("x-llm-fallback-next"):
+        why.append(f"x-should-retry: {r.headers.get('x-should-retry')}, next: {r.headers['x-llm-fallback-next']}")
     if r.headers.get("x-llm-retry-blocked"):
         why.append(f"retry blocked: {r.headers['x-llm-retry-blocked']}, x-should-retry: {r.headers.get('x-should-retry')}")
     print(f"   {DIM}#{n:<3}{RESET} {model:<18} -> {color}{r.status_code} {served:<18}{RESET} "
@@ -59,7 +60,9 @@ def main() -> int:
     matches = False
     try:
         say(f"Envoy 1.40 on {envoy.url}: client -> Envoy -> llm-fallback -> provider A {mock.url} / provider B {mock_b.url}")
-        print(f"   {DIM}chains (envoy/envoy.yaml): gpt-4o -> llama-3.1-8b -> gpt-4o-mini; claude-sonnet-4-5 -> claude-haiku-4-5{RESET}")
+        print(f"   {DIM}chains (envoy/envoy.yaml): gpt-4o -> llama-3.1-8b -> gpt-4o-mini -> claude-sonnet-4-5; "
+              f"claude-sonnet-4-5 -> claude-haiku-4-5 -> gpt-4o{RESET}")
+        print(f"   {DIM}accounts: llm (provider A: gpt-4o, llama-3.1-8b, gpt-4o-mini), llm_b (provider B: claude-*){RESET}")
 
         say("1. Normal traffic: the flagship gpt-4o serves everything")
         for _ in range(5):
@@ -76,13 +79,17 @@ def main() -> int:
             ask(envoy, n, "gpt-4o")
         print(f"   {DIM}(after the circuit opened, no attempt is wasted on gpt-4o){RESET}")
 
-        say("3. gpt-4o's cooldown ends (~10 s); one probe finds its quota exhausted (resets in 15 s): nothing retries it")
-        mock.script("gpt-4o", default={"status": 429, "headers": {"retry-after": "15"}, "body": QUOTA})
+        say("3. gpt-4o's cooldown ends (~10 s); one probe finds provider A's account out of quota (gzipped, resets in 15 s):\n"
+            "   every model of account A cools down at once, the answer sends SDKs to provider B, and B serves")
+        mock.script(None, account="*", default={"preset": "openai_insufficient_quota", "compress": "gzip",
+                                                "headers": {"retry-after": "15"}})
         wait_for(lambda: envoy.status()["models"]["gpt-4o"]["state"] != "cooling_down", 30, "circuit cooldown")
         for _ in range(5):
             n += 1
             ask(envoy, n, "gpt-4o")
         quota_at = time.monotonic()
+        accounts = envoy.status()["accounts"]
+        print(f"   {DIM}accounts: " + ", ".join(f"{name} {a['state']}" for name, a in accounts.items()) + RESET)
 
         say("4. Provider B rate-limits claude-sonnet-4-5 for 1 s: the wait is short, so the same model is asked again")
         mock_b.script("claude-sonnet-4-5", steps=[{"status": 429, "headers": {"retry-after": "1"}, "body": RATE}])
@@ -92,12 +99,12 @@ def main() -> int:
         print(f"   {DIM}(served after {time.monotonic() - t:.1f}s on the same model){RESET}")
 
         say("5. A call that acts (an assistant run) meets a 500: it is not re-sent, and the SDK is told not to retry")
-        mock.script("gpt-4o-mini", steps=[{"status": 500}])
+        mock_b.script("claude-haiku-4-5", steps=[{"status": 500}])
         n += 1
-        ask(envoy, n, "gpt-4o-mini", "/v1/threads/thread_1/runs", json.dumps({"assistant_id": "asst_1", "model": "gpt-4o-mini"}).encode())
+        ask(envoy, n, "claude-haiku-4-5", "/v1/threads/thread_1/runs", json.dumps({"assistant_id": "asst_1", "model": "claude-haiku-4-5"}).encode())
 
-        say("6. gpt-4o's quota resets: the next request probes it, it answers, and traffic switches back")
-        mock.script("gpt-4o", default={})
+        say("6. Account A's quota resets: the next request probes gpt-4o, it answers, and traffic switches back")
+        mock.script(None, account="*")
         time.sleep(max(0.0, 15.5 - (time.monotonic() - quota_at)))
         for _ in range(5):
             n += 1

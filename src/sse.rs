@@ -168,6 +168,8 @@ pub struct SseScanner {
     usage: Usage,
     events_seen: u64,
     content_events_seen: u64,
+    /// Content events dispatched before the first error event, once there was one.
+    content_before_first_error: Option<u64>,
     malformed_frames: u64,
     frames_parsed: u64,
     usage_finder: Finder<'static>,
@@ -197,6 +199,7 @@ impl SseScanner {
             usage: Usage::default(),
             events_seen: 0,
             content_events_seen: 0,
+            content_before_first_error: None,
             malformed_frames: 0,
             frames_parsed: 0,
             usage_finder: Finder::new(USAGE_MARKER),
@@ -257,6 +260,12 @@ impl SseScanner {
     /// `response.in_progress`. The first such event shows whether the answer really started.
     pub fn content_events_seen(&self) -> u64 {
         self.content_events_seen
+    }
+
+    /// How many content events came before the first error event (`None`: no error yet). Zero
+    /// means the stream opened with an error: the client has seen nothing of the answer.
+    pub fn content_before_first_error(&self) -> Option<u64> {
+        self.content_before_first_error
     }
 
     /// Events whose data had to be read as JSON (see the module documentation) and did not
@@ -517,6 +526,11 @@ impl SseScanner {
             }
         };
         if is_error {
+            if self.content_before_first_error.is_none() {
+                // This event was counted already (an error is never a prelude).
+                let before = self.content_events_seen.saturating_sub(1);
+                self.content_before_first_error = Some(before);
+            }
             found(SseFinding::Error {
                 event: (!self.name.is_empty())
                     .then(|| String::from_utf8_lossy(&self.name).into_owned()),
@@ -1700,11 +1714,17 @@ mod tests {
         );
         assert_eq!(scanner.content_events_seen(), 1);
         assert_eq!(findings.len(), 1);
+        assert_eq!(scanner.content_before_first_error(), Some(0));
         let mut openai = SseScanner::default();
         openai.feed(
             b"data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\n",
             &mut |_| {},
         );
         assert_eq!(openai.content_events_seen(), 1);
+        openai.feed(
+            b"data: {\"error\":{\"message\":\"Overloaded\"}}\n\n",
+            &mut |_| {},
+        );
+        assert_eq!(openai.content_before_first_error(), Some(1));
     }
 }

@@ -158,7 +158,7 @@ pub struct FallbackConfig {
     pub failure_threshold: u32,
     /// Error rate (0..1) over `window_ms` that opens the circuit (with at least
     /// `min_requests` attempts in the window).
-    #[serde(default = "default_error_rate")]
+    #[serde(default = "default_error_rate", deserialize_with = "f64_or_text")]
     pub error_rate_threshold: f64,
     #[serde(default = "default_window_ms")]
     pub window_ms: u64,
@@ -244,6 +244,25 @@ fn default_unavailable_cooldown_ms() -> u64 {
 fn default_failure_threshold() -> u32 {
     2
 }
+/// A number, also when it arrives as text: Envoy's YAML loader hands fractions such as
+/// `error_rate_threshold: 0.05` to the plugin's `Struct` as strings (seen on Envoy 1.40).
+fn f64_or_text<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+    match Value::deserialize(deserializer)? {
+        Value::Number(n) => n
+            .as_f64()
+            .ok_or_else(|| serde::de::Error::custom("not a number")),
+        Value::String(text) => text
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|n| n.is_finite())
+            .ok_or_else(|| serde::de::Error::custom(format!("`{text}` is not a number"))),
+        other => Err(serde::de::Error::custom(format!(
+            "expected a number, got {other}"
+        ))),
+    }
+}
+
 fn default_error_rate() -> f64 {
     0.05
 }
@@ -746,6 +765,17 @@ mod tests {
         assert!(e.contains("field `fallback.base_cooldown_ms`"), "{e}");
         let e = error(json!({"fallback": {"error_rate_threshold": 1.5}}));
         assert!(e.contains("field `fallback.error_rate_threshold`"), "{e}");
+        // Envoy's YAML loader passes fractions as text.
+        let text = Config::from_value(json!({"fallback": {"error_rate_threshold": "0.3"}}));
+        assert_eq!(text.map(|c| c.fallback.error_rate_threshold), Ok(0.3));
+        let e = error(json!({"fallback": {"error_rate_threshold": "lots"}}));
+        assert!(e.contains("field `fallback.error_rate_threshold`"), "{e}");
+        let e = error(json!({"fallback": {"max_stated_wait_ms": 10}}));
+        assert!(e.contains("field `fallback.max_stated_wait_ms`"), "{e}");
+        let e = error(json!({"fallback": {"stream_start": {"max_bytes": 1}}}));
+        assert!(e.contains("field `fallback.stream_start.max_bytes`"), "{e}");
+        let e = error(json!({"models": [{"name": "a", "account": "a;b"}]}));
+        assert!(e.contains("field `models[0].account`"), "{e}");
         let e = error(json!({"fallback": {"failure_threshold": 0}}));
         assert!(e.contains("field `fallback.failure_threshold`"), "{e}");
         let e = error(json!({"models": [{"name": "a", "context_window": 0}]}));

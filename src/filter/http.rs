@@ -253,6 +253,7 @@ impl Stream {
         };
         let errors = observer.feed(&fresh, end);
         let started = observer.content_events() > 0;
+        let opened_with_error = observer.opened_with_error();
         let full = *held >= plugin.config.fallback.stream_start.max_bytes;
         if released {
             // The timer already sent the headers: this is an ordinary stream now.
@@ -262,7 +263,7 @@ impl Stream {
             }
             return Action::Continue;
         }
-        if let Some(payload) = errors.first() {
+        if let (Some(payload), true) = (errors.first(), opened_with_error) {
             holds::forget(self.context_id);
             let verdict = self.stream_verdict(&plugin, payload);
             let slot = self.slot();
@@ -287,7 +288,11 @@ impl Stream {
             return Action::Continue;
         }
         if started || full || end {
+            // Content came first: any error after it is an error inside the stream.
             self.release_stream(true);
+            for payload in errors {
+                self.stream_error(&payload);
+            }
             return Action::Continue;
         }
         Action::Pause

@@ -44,6 +44,11 @@ impl StreamObserver {
     pub fn content_events(&self) -> u64 {
         self.scanner.content_events_seen()
     }
+
+    /// Whether the stream's first content event was an error.
+    pub fn opened_with_error(&self) -> bool {
+        self.scanner.content_before_first_error() == Some(0)
+    }
 }
 
 /// A JSON answer's usage tail, fed decoded bytes.

@@ -19,7 +19,9 @@ from typing import Callable
 import requests
 
 ROOT = Path(__file__).resolve().parents[2]
-WASM = ROOT / "target/wasm32-wasip1/release/llm_fallback.wasm"
+# LLM_FALLBACK_WASM points the test bed at another build (mutation checks: a test must fail when
+# its fix is reverted).
+WASM = Path(os.environ.get("LLM_FALLBACK_WASM", ROOT / "target/wasm32-wasip1/release/llm_fallback.wasm"))
 MOCK_BIN = ROOT / "target/release/mock-llm"
 ENVOY_BIN = ROOT / ".venv/bin/envoy"
 SHIPPED_CONFIG = ROOT / "envoy/envoy.yaml"

@@ -15,7 +15,10 @@ import requests
 from harness import Envoy, Mock, chat_body, wait_for
 
 JSON = {"content-type": "application/json"}
-QUOTA = json.dumps({"error": {"message": "You exceeded your current quota, please check your plan and billing details.", "type": "insufficient_quota", "param": None, "code": "insufficient_quota"}})
+# A per-model quota stop (OpenAI's daily token limit names the model): the model cools down,
+# the other models of its account keep serving. Account-wide stops (`insufficient_quota`) are in
+# test_real_traffic.py.
+QUOTA = json.dumps({"error": {"message": "Rate limit reached for gpt-4o in organization org-abc123 on tokens per day (TPD): Limit 90000, Used 90000, Requested 512. Visit https://platform.openai.com/account/rate-limits to learn more.", "type": "tokens", "param": None, "code": "rate_limit_exceeded"}})
 RATE = json.dumps({"error": {"message": "Rate limit reached for gpt-4o on requests per min (RPM).", "type": "requests", "code": "rate_limit_exceeded"}})
 OVERLOADED = json.dumps({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
 
