@@ -105,6 +105,7 @@ def main() -> int:
 
         say("6. Account A's quota resets: the next request probes gpt-4o, it answers, and traffic switches back")
         mock.script(None, account="*")
+        mock.script("gpt-4o", default={})
         time.sleep(max(0.0, 15.5 - (time.monotonic() - quota_at)))
         for _ in range(5):
             n += 1

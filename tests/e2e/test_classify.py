@@ -118,8 +118,10 @@ def test_envoy_local_replies_are_classified_by_code_details(workdir, mock):
         assert r.status_code == 503
         assert r.headers["x-llm-error-class"] == "overloaded"
         assert "connection_failure" in r.headers["x-llm-error-reason"]
-        # Four attempts that could not connect (the provider's overload) plus Envoy's reply.
-        wait_for(lambda: dead.metric("llm_fallback_responses", model="gpt-4o", **{"class": "overloaded"}) == 5, 5, "counter")
+        # Attempts that could not connect are the provider's overload: two open gpt-4o's
+        # circuit, two more go to llama-3.1-8b; plus Envoy's own reply to the client.
+        wait_for(lambda: dead.metric("llm_fallback_responses", model="gpt-4o", **{"class": "overloaded"}) == 3, 5, "counter")
+        assert dead.metric("llm_fallback_responses", model="llama-3.1-8b", **{"class": "overloaded"}) == 2
         assert dead.metric("llm_fallback_responses", model="gpt-4o", **{"class": "timeout"}) == 0
     finally:
         dead.stop()
