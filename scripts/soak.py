@@ -53,7 +53,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests/e2e"))
-from harness import SHIPPED_CONFIG, Envoy, Mock, wait_for  # noqa: E402
+from harness import SHIPPED_CONFIG, Envoy, Mock  # noqa: E402
 
 PROVIDER_MODELS = {"A": ("gpt-4o", "llama-3.1-8b", "gpt-4o-mini"), "B": ("claude-sonnet-4-5", "claude-haiku-4-5")}
 MOCK_OF = {m: p for p, models in PROVIDER_MODELS.items() for m in models}
@@ -126,6 +126,28 @@ def describe(spec: dict | None) -> str:
         if spec.get(k):
             parts.append(f"{k}={json.dumps(spec[k], separators=(',', ':'))}")
     return " ".join(parts)
+
+
+def fault_kinds_of(spec: dict | None) -> list[str]:
+    if not spec:
+        return []
+    preset = spec.get("preset", "")
+    kinds = []
+    if "quota" in preset or "credit" in preset or "per_day" in preset:
+        kinds.append("account quota" if preset in ACCOUNT_QUOTA_PRESET.values() else "model quota")
+    elif "rate_limit" in preset:
+        kinds.append("rate limit")
+    elif preset:
+        kinds.append(f"{PRESET_STATUS[preset]}")
+    if spec.get("reset"):
+        kinds.append(f"reset {spec['reset']}")
+    if spec.get("stream_error"):
+        kinds.append("stream error event")
+    if spec.get("compress"):
+        kinds.append("gzip")
+    if spec.get("ttft_ms") or spec.get("delay_ms"):
+        kinds.append("slow")
+    return kinds
 
 
 class Faults:
@@ -221,7 +243,8 @@ class Faults:
         return steps
 
     def account_quota(self, provider: str) -> list[dict]:
-        return [self.gzip({"preset": ACCOUNT_QUOTA_PRESET[provider]}, 0.3) for _ in range(1)]
+        """One step: the whole account is out of credit (every model of it cools down)."""
+        return [self.gzip({"preset": ACCOUNT_QUOTA_PRESET[provider]}, 0.3)]
 
 
 class AttributionError(Exception):
@@ -310,7 +333,7 @@ def make_plans(n: int, rng: random.Random, unsafe_share: float = 0.5) -> list[Pl
             n=i, model=model, api=api, stream=stream, unsafe=unsafe, cancel=cancel,
             # A client that gives up: mostly sooner than an answer takes here, sometimes during a
             # scripted delay or a rate-limit wait.
-            read_timeout=(rng.uniform(0.002, 0.03) if rng.random() < 0.5 else rng.uniform(0.05, 0.4))
+            read_timeout=(rng.uniform(0.001, 0.01) if rng.random() < 0.5 else rng.uniform(0.05, 0.4))
             if cancel == "timeout" else 30.0,
             idempotency_key=idempotency_key, usage=rng.random() < 0.5,
         ))
@@ -528,7 +551,8 @@ class Soak:
         text = soak_config(SHIPPED_CONFIG.read_text())
         self.chains, num_retries = chains_of(text)
         self.max_attempts = 1 + num_retries
-        args = ["--record-limit", "200000", "--record-body-limit", "4096"]
+        # Polled every epoch; the ring buffer only has to hold one epoch's records (a gap is reported).
+        args = ["--record-limit", "50000", "--record-body-limit", "4096"]
         self.mocks = {"A": Mock(self.workdir, args), "B": Mock(self.workdir, args)}
         envoy = None
         try:
@@ -615,6 +639,7 @@ class Soak:
         self.plans, self.results = plans, results
         outcomes: Counter = Counter()
         traced = 0
+        local_by: Counter = Counter()
         unsafe_resent = unsafe_resends = blocked = local = attempts_mismatch = 0
         for plan, res in zip(plans, results):
             n = plan.n
@@ -653,7 +678,9 @@ class Soak:
             if res.attempts_header.isdigit() and res.kind not in ("client_cancel", "client_closed", "cut") \
                     and int(res.attempts_header) != len(atts):
                 attempts_mismatch += 1
-            local += res.local
+            if res.local:
+                local += 1
+                local_by[res.error_class or "-"] += 1
             # 2. Unsafe requests: every send but the last was a proven rejection.
             if plan.unsafe:
                 blocked += res.blocked
@@ -699,6 +726,10 @@ class Soak:
             self.violation("envoy_rss_growth", -1, f"{rss_start:.1f} MB at 10 % -> {rss_end:.1f} MB at the end")
 
         records = [a for atts in self.attempts.values() for a in atts]
+        fault_kinds: Counter = Counter()
+        for a in records:
+            for kind in fault_kinds_of(a[5]):
+                fault_kinds[kind] += 1
         by_outcome = Counter(a[2] for a in records)
         by_mock = Counter(a[0] for a in records)
         kinds = sorted((k for k in outcomes if k not in ("safe", "unsafe")), key=lambda k: -outcomes[k])
@@ -710,7 +741,10 @@ class Soak:
             f"requests: {outcomes['safe']} safe, {outcomes['unsafe']} unsafe; "
             f"{sum(p.stream for p in plans)} streaming; {sum(p.api == 'anthropic' for p in plans)} Anthropic-shaped, "
             f"{sum(p.api == 'acting' for p in plans)} to an acting path",
-            "outcomes: " + ", ".join(f"{k} {outcomes[k]}" for k in kinds) + f" (answered locally, no attempt: {local})",
+            "outcomes: " + ", ".join(f"{k} {outcomes[k]}" for k in kinds),
+            f"answered locally (every model of the chain cooling, no attempt): {local} ("
+            + ", ".join(f"{k} {v}" for k, v in local_by.most_common()) + f"); 200 answers traced to their request's last attempt: {traced}",
+            "faults answered upstream: " + ", ".join(f"{k} {v}" for k, v in fault_kinds.most_common()),
             f"upstream attempts: {len(records)} (A {by_mock['A']}, B {by_mock['B']}; "
             + ", ".join(f"{k} {v}" for k, v in sorted(by_outcome.items())) + ")",
             f"unsafe: {unsafe_resent} requests re-sent after proven rejections ({unsafe_resends} re-sends), "
@@ -733,7 +767,7 @@ class Soak:
             shown[kind] += 1
             if shown[kind] <= 10:
                 lines.append(f"  {kind}: soak-{n} {detail}" if n >= 0 else f"  {kind}: {detail}")
-        numbers = {"outcomes": outcomes, "records": len(records), "by_outcome": by_outcome, "unsafe_resent": unsafe_resent,
+        numbers = {"outcomes": outcomes, "traced": traced, "faults": fault_kinds, "records": len(records), "by_outcome": by_outcome, "unsafe_resent": unsafe_resent,
                    "blocked": blocked, "rss_start": rss_start, "rss_end": rss_end, "wall": wall, "local": local,
                    "filter": filt, "stopped_early": stopped_early, "attempts_mismatch": attempts_mismatch}
         return Report(self.violations, "\n".join(lines), numbers)
