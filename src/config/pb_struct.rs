@@ -21,6 +21,66 @@ impl std::fmt::Display for DecodeError {
     }
 }
 
+/// What a plugin configuration's bytes are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+// Remove once `Config::from_bytes` calls `detect` (until then only the tests do).
+#[allow(dead_code)]
+pub enum Format {
+    /// Nothing, or only JSON whitespace: no configuration.
+    Empty,
+    /// A JSON text (an object, after optional whitespace).
+    Json,
+    /// A serialized `google.protobuf.Struct` (or bytes that are neither, for
+    /// [`decode_struct`] to explain).
+    Struct,
+}
+
+/// Tells a JSON text from a serialized `google.protobuf.Struct`.
+///
+/// A first-byte test cannot: a Struct is a run of `fields` map entries, each the tag `0x0a`
+/// (a JSON whitespace byte) and the entry's length as a varint, so an entry of 9, 10, 13, 32 or
+/// 123 bytes starts the buffer with bytes that read as whitespace or `{`. The shape decides
+/// first: bytes that are exactly a run of entries (tag `0x0a`, a length, and in each entry only
+/// complete key (`0x0a`) and value (`0x12`) fields) are a [`Format::Struct`]. A JSON text has
+/// that shape only when crafted to: its `{` and `"` are no tag this accepts (they would be
+/// fields 15 and 4), so the `{` would have to be a length, every newline after it a tag, and the
+/// lengths would have to add up to the last byte. Otherwise a `{` after JSON whitespace (space, `\t`, `\n`, `\r`) means [`Format::Json`];
+/// anything else is handed to [`decode_struct`] as [`Format::Struct`] so that its error
+/// explains it. Bytes that are empty or only whitespace are [`Format::Empty`] (no encoder makes
+/// a Struct of them: every entry it writes carries a non-whitespace length or value tag).
+#[allow(dead_code)]
+pub fn detect(bytes: &[u8]) -> Format {
+    let first = bytes
+        .iter()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
+    match first {
+        None => Format::Empty,
+        Some(_) if is_struct_shape(bytes) => Format::Struct,
+        Some(b'{') => Format::Json,
+        Some(_) => Format::Struct,
+    }
+}
+
+/// Whether `bytes` are exactly a run of `Struct.fields` entries whose own fields are complete
+/// key and value fields. The values themselves are left to [`decode_struct`].
+fn is_struct_shape(bytes: &[u8]) -> bool {
+    let mut top = Reader { bytes, pos: 0 };
+    while !top.at_end() {
+        if top.tag() != Ok((1, LEN)) {
+            return false;
+        }
+        let Ok(mut entry) = top.length_delimited() else {
+            return false;
+        };
+        while !entry.at_end() {
+            if !matches!(entry.tag(), Ok((1 | 2, LEN))) || entry.length_delimited().is_err() {
+                return false;
+            }
+        }
+    }
+    true
+}
+
 /// Decodes `bytes` as a `google.protobuf.Struct`.
 pub fn decode_struct(bytes: &[u8]) -> Result<Value, DecodeError> {
     Reader { bytes, pos: 0 }.read_struct(0).map(Value::Object)
@@ -269,6 +329,193 @@ pub(crate) mod tests {
             let bytes: Vec<u8> = (0..len).map(|i| i.wrapping_mul(37) ^ 0x0a).collect();
             let _ = decode_struct(&bytes);
         }
+    }
+
+    /// Length of `x` as a varint.
+    fn varint_len(x: usize) -> usize {
+        let mut n = 1;
+        let mut x = x >> 7;
+        while x > 0 {
+            n += 1;
+            x >>= 7;
+        }
+        n
+    }
+
+    /// The payload length `x` whose field (its length varint plus `x` bytes) takes `total` bytes.
+    fn payload_for(total: usize) -> Option<usize> {
+        (1..=3)
+            .filter_map(|l| total.checked_sub(l))
+            .find(|&x| varint_len(x) + x == total)
+    }
+
+    /// Text of `len` bytes cycling through bytes that mislead a first-byte test.
+    fn tricky(len: usize, salt: usize) -> String {
+        const CHARS: &[u8] = b"{ \t\n\r\"a\":[1]}";
+        (0..len)
+            .map(|i| char::from(CHARS[(i + salt) % CHARS.len()]))
+            .collect()
+    }
+
+    /// A key and a string value whose map entry is exactly `n` bytes, with a key of about
+    /// `key_len` bytes (the nearest that fits).
+    fn entry_of_len(n: usize, key_len: usize, salt: usize) -> Option<(String, Value)> {
+        (key_len..=n).chain((0..key_len).rev()).find_map(|k| {
+            // Entry: key tag, key length, key; value tag, value length, value message.
+            let rest = n.checked_sub(1 + varint_len(k) + k + 1)?;
+            let message = payload_for(rest)?;
+            // Value message: string tag, string length, string.
+            let string = payload_for(message.checked_sub(1)?)?;
+            Some((tricky(k, salt), Value::String(tricky(string, salt + 3))))
+        })
+    }
+
+    /// Reads the first entry's length (after its tag).
+    fn first_entry_len(bytes: &[u8]) -> usize {
+        assert_eq!(bytes[0], 0x0a);
+        let mut value = 0;
+        for (i, b) in bytes[1..].iter().enumerate() {
+            value |= usize::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                break;
+            }
+        }
+        value
+    }
+
+    /// What the old test (first non-whitespace byte is `{`) would have called JSON.
+    fn looks_like_json(bytes: &[u8]) -> bool {
+        bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
+    }
+
+    const TRICKY_LENGTHS: [usize; 12] = [9, 10, 13, 32, 123, 0, 1, 7, 127, 128, 200, 300];
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn every_first_entry_length_is_a_struct() {
+        let mut misread_before = 0;
+        for n in 0..=400usize {
+            for (salt, key_len) in TRICKY_LENGTHS.into_iter().enumerate() {
+                let mut bytes = Vec::new();
+                let mut value = Map::new();
+                if n < 6 {
+                    // Below the smallest key + value entry: an entry with a key only (or
+                    // nothing), as a decoder must still take it.
+                    let Some(k) = n.checked_sub(2).filter(|_| n != 1) else {
+                        if n == 0 {
+                            bytes.extend_from_slice(&[0x0a, 0x00]);
+                            value.insert(String::new(), Value::Null);
+                        } else {
+                            continue;
+                        }
+                        assert_eq!(detect(&bytes), Format::Struct);
+                        assert_eq!(decode_struct(&bytes).unwrap(), Value::Object(value));
+                        continue;
+                    };
+                    let key = tricky(k, salt);
+                    let mut entry = Vec::new();
+                    put_len(&mut entry, 1, key.as_bytes());
+                    put_len(&mut bytes, 1, &entry);
+                    value.insert(key, Value::Null);
+                } else {
+                    let (key, v) = entry_of_len(n, key_len, salt).unwrap();
+                    value.insert(key, v);
+                    bytes = encode_struct(&value);
+                }
+                assert_eq!(first_entry_len(&bytes), n, "{bytes:?}");
+                // Alone, and followed by an entry of a tricky length.
+                for more in [None, Some(TRICKY_LENGTHS[(n + salt) % 5])] {
+                    let mut bytes = bytes.clone();
+                    let mut value = value.clone();
+                    if let Some(m) = more {
+                        let (key, v) = entry_of_len(m.max(6), m, salt + 1).unwrap();
+                        if !value.contains_key(&key) {
+                            let mut one = Map::new();
+                            one.insert(key.clone(), v.clone());
+                            bytes.extend(encode_struct(&one));
+                            value.insert(key, v);
+                        }
+                    }
+                    misread_before += usize::from(looks_like_json(&bytes));
+                    assert_eq!(detect(&bytes), Format::Struct, "entry of {n}: {bytes:?}");
+                    assert_eq!(decode_struct(&bytes).unwrap(), Value::Object(value));
+                }
+            }
+        }
+        // The first-byte test got some of these wrong (0x0a 0x7b: "\n{").
+        assert!(misread_before > 0);
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn structs_of_many_tricky_entries_are_structs() {
+        let mut rng = crate::test_support::Rng(0x9e37_79b9_7f4a_7c15);
+        let pick = |rng: &mut crate::test_support::Rng| {
+            if rng.below(3) == 0 {
+                6 + rng.below(395)
+            } else {
+                TRICKY_LENGTHS[rng.below(TRICKY_LENGTHS.len())].max(6)
+            }
+        };
+        for round in 0..500 {
+            let mut map = Map::new();
+            for i in 0..1 + rng.below(6) {
+                let n = pick(&mut rng);
+                let (key, value) = entry_of_len(n, pick(&mut rng), round + i).unwrap();
+                // Some values are themselves Structs or lists of tricky entries.
+                let value = match rng.below(4) {
+                    0 => {
+                        let (k, v) = entry_of_len(pick(&mut rng), 10, i).unwrap();
+                        Value::Object([(k, v)].into_iter().collect())
+                    }
+                    1 => Value::Array(vec![value, Value::Bool(true), json!(12.5)]),
+                    _ => value,
+                };
+                map.insert(key, value);
+            }
+            let bytes = encode_struct(&map);
+            assert_eq!(detect(&bytes), Format::Struct, "{bytes:?}");
+            assert_eq!(decode_struct(&bytes).unwrap(), Value::Object(map));
+        }
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn json_texts_are_json() {
+        let exact = format!("\n{{\"models\": [], \"pad\": \"{}\"}}", "x".repeat(99));
+        // `\n{` is a tag and the length 123, and exactly 123 bytes follow: still JSON, as the
+        // entry's first byte (`"`) is no key or value field.
+        assert_eq!(exact.len(), 2 + 123);
+        let texts = [
+            "{}".to_owned(),
+            "{\"models\": [{\"name\": \"gpt-4o\"}]}".to_owned(),
+            " \n\t\r\n{\"models\": []}\n".to_owned(),
+            "\n\n\n{\n  \"fallback\": {\"default_cluster\": \"llm\"}\n}\n".to_owned(),
+            "\r\n{\"status_path\": \"/s\"}".to_owned(),
+            format!("\n{{\"a\": \"{}\"}}", "y".repeat(400)),
+            exact,
+        ];
+        for text in texts {
+            assert!(serde_json::from_str::<Value>(&text).is_ok(), "{text:?}");
+            assert_eq!(detect(text.as_bytes()), Format::Json, "{text:?}");
+        }
+        // JSON with every whitespace prefix up to 130 bytes (so `\n{` lengths line up).
+        for pad in 0..130 {
+            for ws in [" ", "\n", "\t", "\r"] {
+                let text = format!("{}{{\"models\": []}}", ws.repeat(pad));
+                assert_eq!(detect(text.as_bytes()), Format::Json, "{text:?}");
+            }
+        }
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn blank_and_unreadable_bytes() {
+        assert_eq!(detect(b""), Format::Empty);
+        assert_eq!(detect(b" \n\t\r "), Format::Empty);
+        // Neither: left to the decoder, whose error says why.
+        for bytes in [&b"models: []"[..], b"\x0a\x05abc", b"\xff"] {
+            assert_eq!(detect(bytes), Format::Struct, "{bytes:?}");
+            assert!(decode_struct(bytes).is_err());
+        }
+        // A cut Struct that starts like JSON is read as JSON (and fails there).
+        assert_eq!(detect(b"\x0a\x7b\x0a\x01"), Format::Json);
     }
 
     #[wasm_bindgen_test(unsupported = test)]
