@@ -73,6 +73,8 @@ pub struct Inflater {
     produced: usize,
     limit: usize,
     corrupt: bool,
+    /// The compressed stream reached its end marker.
+    ended: bool,
 }
 
 impl std::fmt::Debug for Inflater {
@@ -100,6 +102,7 @@ impl Inflater {
             produced: 0,
             limit,
             corrupt: false,
+            ended: false,
         })
     }
 
@@ -184,6 +187,7 @@ impl Inflater {
             input = input.get(result.bytes_consumed..).unwrap_or_default();
             match result.status {
                 Ok(MZStatus::StreamEnd) => {
+                    self.ended = true;
                     self.framing = Framing::Done;
                     self.state = None;
                     return;
@@ -204,6 +208,15 @@ impl Inflater {
             }
         }
     }
+}
+
+/// Inflates a whole compressed body: `None` unless it decoded completely within `limit` bytes
+/// (a request body is rewritten from it, so a prefix will not do).
+pub fn inflate_complete(encoding: Encoding, body: &[u8], limit: usize) -> Option<Vec<u8>> {
+    let mut inflater = Inflater::new(encoding, limit)?;
+    let mut out = Vec::new();
+    inflater.feed(body, &mut |piece| out.extend_from_slice(piece));
+    (inflater.ended && !inflater.corrupt).then_some(out)
 }
 
 /// Inflates a (possibly truncated) compressed body, keeping at most `limit` decoded bytes.
@@ -331,6 +344,16 @@ mod tests {
         let limited = inflate_prefix(Encoding::Gzip, &body, 4096).unwrap();
         assert_eq!(limited.len(), 4096);
         assert!(limited.starts_with(QUOTA));
+        // Only a complete decode counts as the whole body.
+        assert_eq!(inflate_complete(Encoding::Gzip, &body, 4096), None);
+        assert_eq!(
+            inflate_complete(Encoding::Gzip, body.get(..200).unwrap(), 1 << 22),
+            None
+        );
+        assert_eq!(
+            inflate_complete(Encoding::Gzip, &body, 1 << 22).map(|b| b.len()),
+            Some(big.len())
+        );
     }
 
     #[wasm_bindgen_test(unsupported = test)]

@@ -4,6 +4,7 @@
 //! proxy-wasm shell ([`filter`], only on `wasm32-wasi*`) that moves bytes and state between
 //! Envoy and the core.
 
+pub mod abi;
 pub mod attempt;
 pub mod check;
 pub mod classify;

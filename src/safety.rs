@@ -140,6 +140,29 @@ pub struct SafetyConfig {
     pub acting_tools: Vec<String>,
     #[serde(default)]
     pub duplicates: DuplicateConfig,
+    /// Where the provider itself deduplicates by `Idempotency-Key` (an acting request carrying
+    /// a key may then be re-sent): these clusters, or these path patterns. Empty by default: a
+    /// key alone proves nothing about the provider.
+    #[serde(default)]
+    pub key_deduplicated_by: KeyDedup,
+}
+
+/// Where providers deduplicate by `Idempotency-Key`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeyDedup {
+    #[serde(default)]
+    pub clusters: Vec<String>,
+    #[serde(default)]
+    pub paths: Vec<String>,
+}
+
+impl KeyDedup {
+    /// Whether a request to `path` on `cluster` is deduplicated by its key upstream.
+    pub fn covers(&self, cluster: &str, path: &str) -> bool {
+        let path = path.split('?').next().unwrap_or(path);
+        self.clusters.iter().any(|c| c == cluster) || self.paths.iter().any(|p| glob(p, path))
+    }
 }
 
 fn default_header() -> String {
@@ -169,6 +192,7 @@ impl Default for SafetyConfig {
             unknown: Unknown::Unsafe,
             acting_tools: default_acting_tools(),
             duplicates: DuplicateConfig::default(),
+            key_deduplicated_by: KeyDedup::default(),
         }
     }
 }
@@ -202,7 +226,8 @@ pub fn needs_body(path: &str) -> bool {
 }
 
 /// Judges a request from its method, path and headers; `body` is used where the path alone
-/// cannot tell (pass `None` when it is not available).
+/// cannot tell (pass `None` when it is not available). `idempotency_key` says the request
+/// carries a key **and** the provider deduplicates by it ([`KeyDedup::covers`]).
 pub fn judge(
     config: &SafetyConfig,
     method: &str,

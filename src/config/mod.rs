@@ -6,6 +6,7 @@
 //! a feature off) and validated. Every error names the field it is about.
 
 mod pb_struct;
+pub mod trust;
 
 use crate::classify::rules::{Rule, Rules};
 use serde::Deserialize;
@@ -359,6 +360,9 @@ pub struct Config {
     pub fallback: FallbackConfig,
     #[serde(default)]
     pub retry_safety: crate::safety::SafetyConfig,
+    /// How far this listener's clients may steer their own requests.
+    #[serde(default)]
+    pub trust: trust::TrustConfig,
 }
 
 impl Config {

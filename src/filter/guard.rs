@@ -26,15 +26,20 @@ pub fn judge_request(
     slot: ModelSlot,
     body: &[u8],
     request: &RequestHeaders,
+    cluster: Option<&str>,
 ) -> Judgement {
     let config = &plugin.config.retry_safety;
     let (method, path) = (&request.method, &request.path);
+    // A key makes a re-send harmless only where the provider deduplicates by it.
+    let cluster = cluster.unwrap_or(&plugin.config.fallback.default_cluster);
+    let deduplicated =
+        request.idempotency_key.is_some() && config.key_deduplicated_by.covers(cluster, path);
     let judgement = safety::judge(
         config,
         method,
         path,
         request.declared_safety.as_deref(),
-        request.idempotency_key.is_some(),
+        deduplicated,
         Some(body),
     );
     let headers = MapType::HttpRequestHeaders;
@@ -67,6 +72,28 @@ pub fn idempotency(plugin: &Plugin, request: &RequestHeaders) -> Option<(u64, u6
     let credential = request.credential.as_deref().unwrap_or_default();
     let hash = safety::hash(&[credential, key]);
     Some((hash % u64::from(config.slots.max(1)), hash))
+}
+
+/// Creates every slot key (an empty slot) that does not exist yet, at configuration time: a
+/// write to a missing key carries no CAS token, so two first claims could both win; with the
+/// keys in place every claim is a compare-and-swap.
+pub fn init_slots(plugin: &Plugin) {
+    let config = &plugin.config.retry_safety.duplicates;
+    if !config.enabled {
+        return;
+    }
+    let empty = Slot::default().encode();
+    for index in 0..u64::from(config.slots) {
+        let key = slot_key(index);
+        if let Some((None, _)) = host::shared_data(&key) {
+            host::shared_create(&key, &empty);
+        }
+    }
+}
+
+/// Frees the key's slot at once: the request was refused before anything was sent.
+pub fn release(slot_index: u64, hash: u64) {
+    finish(slot_index, hash, 0, true);
 }
 
 /// Claims the key's slot; `Err` with the answer to give when the key is a duplicate.

@@ -1,18 +1,15 @@
 //! The request headers the client filter needs, read in one host call.
 //!
-//! The client filter consults about ten headers per request (method, path, request id,
-//! encoding, task, priority, retry safety, idempotency key, credential); fetching the whole map
+//! The client filter consults about ten headers per request (method, path, encoding, task, priority, retry safety, idempotency key, credential); fetching the whole map
 //! once is cheaper than ten separate calls into the host.
 
 use crate::config::Config;
-use proxy_wasm::hostcalls;
 use proxy_wasm::types::MapType;
 
 #[derive(Debug, Default, Clone)]
 pub struct RequestHeaders {
     pub method: String,
     pub path: String,
-    pub request_id: Option<String>,
     pub content_encoding: Option<Vec<u8>>,
     pub task: Option<String>,
     pub priority: Option<String>,
@@ -25,7 +22,7 @@ pub struct RequestHeaders {
 
 impl RequestHeaders {
     pub fn read(config: &Config) -> Self {
-        let pairs = match hostcalls::get_map_bytes(MapType::HttpRequestHeaders) {
+        let pairs = match super::raw::headers(MapType::HttpRequestHeaders) {
             Ok(pairs) => pairs,
             Err(status) => {
                 log::debug!("request headers unreadable: {status:?}");
@@ -39,7 +36,6 @@ impl RequestHeaders {
             match name.as_str() {
                 ":method" => out.method = text(value).unwrap_or_default(),
                 ":path" => out.path = text(value).unwrap_or_default(),
-                "x-request-id" => out.request_id = text(value),
                 "content-encoding" => out.content_encoding = Some(value),
                 "idempotency-key" => out.idempotency_key = Some(value),
                 "authorization" => out.credential = Some(value),

@@ -2,7 +2,6 @@
 
 use super::host;
 use crate::health::Health;
-use proxy_wasm::hostcalls;
 
 fn key(model: &str) -> String {
     format!("{}.health;model={model}", crate::stats::PREFIX)
@@ -14,10 +13,10 @@ pub fn read(model: &str) -> Health {
 }
 
 fn read_with_cas(model: &str) -> (Health, Option<u32>) {
-    match hostcalls::get_shared_data(&key(model)) {
-        Ok((Some(bytes), cas)) => (Health::decode(&bytes), cas),
-        Ok((None, cas)) => (Health::default(), cas),
-        Err(_) => (Health::default(), None),
+    match host::shared_data(&key(model)) {
+        Some((Some(bytes), cas)) => (Health::decode(&bytes), cas),
+        Some((None, cas)) => (Health::default(), cas),
+        None => (Health::default(), None),
     }
 }
 
@@ -47,6 +46,6 @@ pub fn update(model: &str, mut change: impl FnMut(&mut Health) -> bool) -> (Heal
 /// Creates the key (with a healthy record) if missing, so that later writes carry a CAS token.
 pub fn init(model: &str) {
     if let (_, None) = read_with_cas(model) {
-        let _ = hostcalls::set_shared_data(&key(model), Some(&Health::default().encode()), None);
+        host::shared_create(&key(model), &Health::default().encode());
     }
 }

@@ -6,7 +6,6 @@
 //! released, so that the stream's next body callback knows its headers went out. All of it is
 //! per worker (VM memory): a stream's callbacks and the timer run on the same thread.
 
-use proxy_wasm::hostcalls;
 use std::cell::RefCell;
 
 #[derive(Default)]
@@ -74,8 +73,7 @@ pub fn release_expired(now_ms: u64) -> usize {
     let mut released = 0;
     for id in expired {
         // A stream that ended meanwhile answers BadArgument: nothing to release.
-        if hostcalls::set_effective_context(id).is_ok() && hostcalls::resume_http_response().is_ok()
-        {
+        if super::host::resume_response_of(id) {
             released += 1;
         } else {
             forget(id);

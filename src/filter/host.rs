@@ -1,16 +1,17 @@
-//! Safe wrappers over the proxy-wasm host calls the filter uses.
+//! The host calls the filter uses, failures turned into `None`/`false`.
 //!
-//! The SDK's `Context` convenience methods `unwrap()` host results (and `get_map_value` panics on
-//! header values that are not UTF-8); a panic traps the VM for every request on the worker. These
-//! wrappers call `proxy_wasm::hostcalls` directly and turn every failure into `None`/`false`,
-//! logged at debug level, so a host surprise degrades one request's bookkeeping, never the proxy.
+//! The SDK's `Context` convenience methods `unwrap()` host results, and its `hostcalls`
+//! functions `panic!` on statuses they do not expect; a panic traps the VM for every request on
+//! the worker. These wrappers go through [`super::raw`] (the ABI itself) and turn every failure
+//! into `None`/`false`, logged at debug level, so a host surprise degrades one request's
+//! bookkeeping, never the proxy.
 
-use proxy_wasm::hostcalls;
+use super::raw;
 use proxy_wasm::types::{BufferType, LogLevel, MapType, MetricType, Status};
 
 /// Logs through the host, ignoring failures (there is nowhere else to report them).
 pub fn log(level: LogLevel, message: &str) {
-    let _ = hostcalls::log(level, message);
+    let _ = raw::log(level, message);
 }
 
 fn debug_failure(what: &str, status: Status) {
@@ -19,7 +20,7 @@ fn debug_failure(what: &str, status: Status) {
 
 /// Reads `[start, start + size)` of a body or configuration buffer.
 pub fn buffer(kind: BufferType, start: usize, size: usize) -> Option<Vec<u8>> {
-    match hostcalls::get_buffer(kind, start, size) {
+    match raw::buffer(kind, start, size) {
         Ok(bytes) => bytes,
         Err(status) => {
             debug_failure("get_buffer", status);
@@ -30,7 +31,7 @@ pub fn buffer(kind: BufferType, start: usize, size: usize) -> Option<Vec<u8>> {
 
 /// Reads a header as raw bytes (values need not be UTF-8).
 pub fn header(map: MapType, name: &str) -> Option<Vec<u8>> {
-    match hostcalls::get_map_value_bytes(map, name) {
+    match raw::header(map, name) {
         Ok(value) => value,
         Err(status) => {
             debug_failure("get_map_value", status);
@@ -41,7 +42,7 @@ pub fn header(map: MapType, name: &str) -> Option<Vec<u8>> {
 
 /// Reads a property such as `["plugin_root_id"]`.
 pub fn property(path: Vec<&str>) -> Option<Vec<u8>> {
-    match hostcalls::get_property(path) {
+    match raw::property(&path) {
         Ok(value) => value,
         Err(status) => {
             debug_failure("get_property", status);
@@ -52,7 +53,8 @@ pub fn property(path: Vec<&str>) -> Option<Vec<u8>> {
 
 /// Sends a local reply instead of forwarding the request.
 pub fn send_response(status: u32, headers: Vec<(&str, &str)>, body: &[u8]) -> bool {
-    match hostcalls::send_http_response(status, headers, Some(body)) {
+    let headers: Vec<(&str, &[u8])> = headers.iter().map(|(k, v)| (*k, v.as_bytes())).collect();
+    match raw::send_response(status, &headers, body) {
         Ok(()) => true,
         Err(status) => {
             debug_failure("send_http_response", status);
@@ -63,7 +65,7 @@ pub fn send_response(status: u32, headers: Vec<(&str, &str)>, body: &[u8]) -> bo
 
 /// Defines a counter stat (`wasmcustom.<name>` in Envoy).
 pub fn define_counter(name: &str) -> Option<u32> {
-    match hostcalls::define_metric(MetricType::Counter, name) {
+    match raw::define_metric(MetricType::Counter, name) {
         Ok(id) => Some(id),
         Err(status) => {
             debug_failure("define_metric", status);
@@ -73,14 +75,14 @@ pub fn define_counter(name: &str) -> Option<u32> {
 }
 
 pub fn increment_metric(id: u32, delta: i64) {
-    if let Err(status) = hostcalls::increment_metric(id, delta) {
+    if let Err(status) = raw::increment_metric(id, delta) {
         debug_failure("increment_metric", status);
     }
 }
 
 /// Reads a little-endian u64 from shared data, with its CAS token.
 pub fn shared_u64(key: &str) -> Option<(u64, Option<u32>)> {
-    match hostcalls::get_shared_data(key) {
+    match raw::shared_data(key) {
         Ok((bytes, cas)) => {
             let value = bytes
                 .and_then(|b| <[u8; 8]>::try_from(b.as_slice()).ok())
@@ -114,7 +116,7 @@ pub fn cas_update(
 ) -> CasOutcome {
     const ATTEMPTS: usize = 16;
     for _ in 0..ATTEMPTS {
-        let (current, cas) = match hostcalls::get_shared_data(key) {
+        let (current, cas) = match raw::shared_data(key) {
             Ok(found) => found,
             Err(status) => {
                 debug_failure("get_shared_data", status);
@@ -124,7 +126,7 @@ pub fn cas_update(
         let Some(next) = change(current.as_deref()) else {
             return CasOutcome::Unchanged;
         };
-        match hostcalls::set_shared_data(key, Some(&next), cas) {
+        match raw::set_shared_data(key, &next, cas) {
             Ok(()) => return CasOutcome::Written,
             Err(Status::CasMismatch) => continue,
             Err(status) => {
@@ -155,7 +157,7 @@ pub fn shared_add(key: &str, delta: u64) -> bool {
 /// carry a CAS token (a write to a missing key always succeeds, which would race).
 pub fn shared_init(key: &str) {
     if let Some((_, None)) = shared_u64(key) {
-        if let Err(status) = hostcalls::set_shared_data(key, Some(&0u64.to_le_bytes()), None) {
+        if let Err(status) = raw::set_shared_data(key, &0u64.to_le_bytes(), None) {
             debug_failure("set_shared_data", status);
         }
     }
@@ -163,14 +165,14 @@ pub fn shared_init(key: &str) {
 
 /// Sets (replaces) a header.
 pub fn set_header(map: MapType, name: &str, value: &str) {
-    if let Err(status) = hostcalls::set_map_value(map, name, Some(value)) {
+    if let Err(status) = raw::set_header(map, name, value) {
         debug_failure("set_map_value", status);
     }
 }
 
 /// All headers of a map, values as lossy UTF-8 (only used on error answers).
 pub fn headers(map: MapType) -> Vec<(String, String)> {
-    match hostcalls::get_map_bytes(map) {
+    match raw::headers(map) {
         Ok(pairs) => pairs
             .into_iter()
             .map(|(k, v)| (k, String::from_utf8_lossy(&v).into_owned()))
@@ -184,26 +186,58 @@ pub fn headers(map: MapType) -> Vec<(String, String)> {
 
 /// The host's wall clock in unix milliseconds (0 if unavailable).
 pub fn now_unix_ms() -> u64 {
-    hostcalls::get_current_time()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    raw::now_nanos().map_or(0, |nanos| nanos / 1_000_000)
 }
 
 /// Removes a header.
 pub fn remove_header(map: MapType, name: &str) {
-    if let Err(status) = hostcalls::set_map_value(map, name, None) {
+    if let Err(status) = raw::remove_header(map, name) {
         debug_failure("remove header", status);
     }
 }
 
 /// Replaces a whole body buffer of `size` bytes with `value`.
 pub fn set_body(kind: BufferType, size: usize, value: &[u8]) -> bool {
-    match hostcalls::set_buffer(kind, 0, size, value) {
+    match raw::set_buffer(kind, 0, size, value) {
         Ok(()) => true,
         Err(status) => {
             debug_failure("set_buffer", status);
             false
         }
     }
+}
+
+/// Sets a filter-state property of this stream.
+pub fn set_property(name: &str, value: &[u8]) -> bool {
+    match raw::set_property(&[name], value) {
+        Ok(()) => true,
+        Err(status) => {
+            debug_failure("set_property", status);
+            false
+        }
+    }
+}
+
+/// Shared data with its CAS token, failures as `None`.
+pub fn shared_data(key: &str) -> Option<(Option<Vec<u8>>, Option<u32>)> {
+    match raw::shared_data(key) {
+        Ok(found) => Some(found),
+        Err(status) => {
+            debug_failure("get_shared_data", status);
+            None
+        }
+    }
+}
+
+/// Writes shared data without a CAS check (creation of fixed keys at configuration time).
+pub fn shared_create(key: &str, value: &[u8]) {
+    if let Err(status) = raw::set_shared_data(key, value, None) {
+        debug_failure("set_shared_data", status);
+    }
+}
+
+/// Releases a held response of another stream of this worker (timer context): `false` when
+/// that stream is gone or cannot be resumed.
+pub fn resume_response_of(context_id: u32) -> bool {
+    raw::set_effective_context(context_id).is_ok() && raw::resume_response().is_ok()
 }

@@ -12,7 +12,7 @@
 
 use super::headers::RequestHeaders;
 use super::observe::{JsonObserver, StreamObserver};
-use super::{fallback, guard, holds, host, requests, Plugin, Role};
+use super::{fallback, guard, holds, host, identity, requests, Plugin, Role};
 use crate::attempt::{EndFacts, Ending};
 use crate::classify::{classify_with, Answer, ErrorClass, Verdict};
 use crate::config::MaxTokensPolicy;
@@ -23,6 +23,9 @@ use crate::stats::{BodySkip, Counter, Direction, ModelSlot};
 use proxy_wasm::traits::{Context, HttpContext};
 use proxy_wasm::types::{Action, BufferType, MapType};
 use std::rc::Rc;
+
+/// Most bytes a compressed request body is inflated to (the listener's buffer limit).
+const MAX_DECODED_REQUEST: usize = 32 * 1024 * 1024;
 
 /// Response header the upstream filter sets to have the router retry (`retriable_headers`).
 pub const RETRY_MARKER: &str = "x-llm-retry";
@@ -79,6 +82,8 @@ pub struct Stream {
     idempotency: Option<(u64, u64)>,
     /// Client position: the request headers it consults, read once.
     request: RequestHeaders,
+    /// The request body's `content-encoding`.
+    request_encoding: Encoding,
 }
 
 impl Stream {
@@ -99,6 +104,7 @@ impl Stream {
             unsafe_reason: None,
             idempotency: None,
             request: RequestHeaders::default(),
+            request_encoding: Encoding::Identity,
         }
     }
 
@@ -448,6 +454,17 @@ impl Stream {
     /// be sent twice, choose the first model and its cluster.
     fn client_body_complete(&mut self, body: Vec<u8>) -> Action {
         self.scanner = None;
+        let body = match self.request_encoding {
+            Encoding::Identity => body,
+            encoding => match inflate::inflate_complete(encoding, &body, MAX_DECODED_REQUEST) {
+                Some(decoded) => decoded,
+                None => {
+                    // Unreadable: judged from method, path and headers alone, routed to the
+                    // default cluster.
+                    return self.client_unreadable_body();
+                }
+            },
+        };
         let field = crate::model_field::find_model(&body);
         match &field {
             Ok(field) => self.count_request(Some(&field.value), None),
@@ -465,7 +482,21 @@ impl Stream {
             }
             self.idempotency = Some((index, hash));
         }
-        let judgement = guard::judge_request(&plugin, slot, &body, &self.request);
+        let requested_cluster = field
+            .as_ref()
+            .ok()
+            .and_then(|f| plugin.config.model(&f.value))
+            .map(|m| {
+                m.cluster_or(&plugin.config.fallback.default_cluster)
+                    .to_owned()
+            });
+        let judgement = guard::judge_request(
+            &plugin,
+            slot,
+            &body,
+            &self.request,
+            requested_cluster.as_deref(),
+        );
         if !judgement.safe {
             self.unsafe_reason = Some(judgement.reason);
         }
@@ -480,7 +511,13 @@ impl Stream {
                 &self.request,
             ) {
                 fallback::Start::Route { cluster: c } => cluster = c,
-                fallback::Start::Refuse => return Action::Pause,
+                fallback::Start::Refuse => {
+                    // Answered locally, nothing was sent: the key is free again.
+                    if let Some((index, hash)) = self.idempotency.take() {
+                        guard::release(index, hash);
+                    }
+                    return Action::Pause;
+                }
                 fallback::Start::Unmanaged => {}
             }
         }
@@ -492,11 +529,41 @@ impl Stream {
         Action::Continue
     }
 
+    /// Client position, a body that cannot be read (an encoding the filter does not decode, or
+    /// one that does not decode): judged from method, path and headers alone (a body-dependent
+    /// path counts as unsafe), routed to the default cluster, counted.
+    fn client_unreadable_body(&mut self) -> Action {
+        self.scanner = None;
+        self.count_request(None, Some(BodySkip::Encoded));
+        let Some(plugin) = self.plugin.clone() else {
+            return Action::Continue;
+        };
+        let judgement = guard::judge_request(&plugin, self.slot(), b"", &self.request, None);
+        if !judgement.safe {
+            self.unsafe_reason = Some(judgement.reason);
+        }
+        host::set_header(
+            MapType::HttpRequestHeaders,
+            &plugin.config.fallback.cluster_header,
+            &plugin.config.fallback.default_cluster,
+        );
+        Action::Continue
+    }
+
     /// Upstream position, whole body read: ask this attempt's model.
     fn upstream_body_complete(&mut self, body: Vec<u8>, body_size: usize) {
         self.scanner = None;
         let Some(plugin) = self.plugin.clone() else {
             return;
+        };
+        // A compressed body is rewritten from its decoded bytes and sent plain (the
+        // `content-encoding` goes with it); one that does not decode is sent as it came.
+        let (body, decoded) = match self.request_encoding {
+            Encoding::Identity => (body, false),
+            encoding => match inflate::inflate_complete(encoding, &body, MAX_DECODED_REQUEST) {
+                Some(plain) => (plain, true),
+                None => (body, false),
+            },
         };
         let Some(id) = self.request_id.clone() else {
             return;
@@ -546,6 +613,9 @@ impl Stream {
                     "content-length",
                     &rewritten.len().to_string(),
                 );
+                if decoded {
+                    host::remove_header(MapType::HttpRequestHeaders, "content-encoding");
+                }
                 log::debug!("attempt asks {target} (sent as {upstream_name})");
             }
         }
@@ -699,23 +769,33 @@ impl HttpContext for Stream {
             return Action::Continue;
         };
         let fallback = self.fallback_enabled();
-        if plugin.role == Role::Upstream {
-            // The answers this filter judges must be readable: ask for plain bytes. The client
-            // gets the same bytes the filter read (see `inflate` for upstreams that compress
-            // anyway).
-            host::set_header(MapType::HttpRequestHeaders, "accept-encoding", "identity");
-        }
-        let encoding = if fallback && plugin.role == Role::Client {
-            self.request = RequestHeaders::read(&plugin.config);
-            self.request_id = self.request.request_id.clone();
-            self.request.content_encoding.clone()
-        } else {
-            if fallback {
-                self.request_id = host::header(MapType::HttpRequestHeaders, "x-request-id")
-                    .and_then(|v| String::from_utf8(v).ok());
+        let request_headers = MapType::HttpRequestHeaders;
+        let encoding = match plugin.role {
+            Role::Upstream => {
+                // The answers this filter judges must be readable: ask for plain bytes. The
+                // client gets the same bytes the filter read (see `inflate` for upstreams that
+                // compress anyway).
+                host::set_header(request_headers, "accept-encoding", "identity");
+                // The routing header is internal: it never reaches a provider.
+                host::remove_header(request_headers, &plugin.config.fallback.cluster_header);
+                if fallback {
+                    self.request_id = identity::of_attempt();
+                }
+                host::header(request_headers, "content-encoding")
             }
-            host::header(MapType::HttpRequestHeaders, "content-encoding")
+            Role::Client if fallback => {
+                self.request = RequestHeaders::read(&plugin.config);
+                identity::apply_trust(&plugin, &mut self.request);
+                self.request_id = identity::mint();
+                self.request.content_encoding.clone()
+            }
+            Role::Client | Role::Status => {
+                // Nothing to route: a client's copy of the routing header must not steer Envoy.
+                host::remove_header(request_headers, &plugin.config.fallback.cluster_header);
+                host::header(request_headers, "content-encoding")
+            }
         };
+        let encoding = Encoding::of_header(encoding.as_deref());
         if end_of_stream {
             if fallback && plugin.role == Role::Client {
                 // No body: judge and route now.
@@ -725,22 +805,16 @@ impl HttpContext for Stream {
             self.count_request(None, None);
             return Action::Continue;
         }
-        if encoding.is_some_and(|e| !e.eq_ignore_ascii_case(b"identity")) {
+        if encoding != Encoding::Identity {
+            self.request_encoding = encoding;
+        }
+        let readable = encoding.readable() && (fallback || encoding == Encoding::Identity);
+        if !readable {
+            if fallback && plugin.role == Role::Client {
+                return self.client_unreadable_body();
+            }
             self.scanner = None;
             self.count_request(None, Some(BodySkip::Encoded));
-            if fallback && plugin.role == Role::Client {
-                // Unread body: judged from method, path and headers alone (a body-dependent
-                // path counts as unsafe), routed to the default cluster.
-                let judgement = guard::judge_request(&plugin, self.slot(), b"", &self.request);
-                if !judgement.safe {
-                    self.unsafe_reason = Some(judgement.reason);
-                }
-                host::set_header(
-                    MapType::HttpRequestHeaders,
-                    &plugin.config.fallback.cluster_header,
-                    &plugin.config.fallback.default_cluster,
-                );
-            }
             return Action::Continue;
         }
         let managed = match plugin.role {
@@ -771,7 +845,13 @@ impl HttpContext for Stream {
 
     fn on_http_request_body(&mut self, body_size: usize, end_of_stream: bool) -> Action {
         if !self.holding_request {
-            self.scan_request_chunk(body_size, end_of_stream);
+            if self.request_encoding == Encoding::Identity {
+                self.scan_request_chunk(body_size, end_of_stream);
+            } else if end_of_stream && self.scanner.take().is_some() {
+                // A compressed body that is not held (another model is not needed): counted,
+                // not read.
+                self.count_request(None, Some(BodySkip::Encoded));
+            }
             return Action::Continue;
         }
         if !end_of_stream {
@@ -833,6 +913,11 @@ impl HttpContext for Stream {
             self.block_client_retry(&plugin, status);
             return Action::Continue;
         }
+        // Only this filter tells Envoy to retry: the same headers from an upstream (another
+        // proxy, a provider) are removed before anything else looks at the answer.
+        let answer = MapType::HttpResponseHeaders;
+        host::remove_header(answer, RETRY_MARKER);
+        host::remove_header(answer, RETRY_AFTER_MARKER);
         if (200..300).contains(&status) {
             if end_of_stream {
                 self.complete = true;

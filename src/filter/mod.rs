@@ -14,8 +14,10 @@ mod health_store;
 mod holds;
 mod host;
 mod http;
+mod identity;
 mod metrics;
 mod observe;
+mod raw;
 mod requests;
 mod status;
 
@@ -78,6 +80,7 @@ impl Context for Root {}
 impl RootContext for Root {
     fn on_configure(&mut self, size: usize) -> bool {
         logger::install();
+        install_panic_hook();
         let root_id = host::property(vec!["plugin_root_id"])
             .and_then(|b| String::from_utf8(b).ok())
             .unwrap_or_default();
@@ -119,13 +122,17 @@ impl RootContext for Root {
                 config.models.len()
             ),
         );
-        self.plugin = Some(Rc::new(Plugin {
+        let plugin = Rc::new(Plugin {
             role,
             rules: config.classifier.rules(),
             windows: std::cell::RefCell::new(vec![Default::default(); config.models.len()]),
             config,
             metrics,
-        }));
+        });
+        if role == Role::Client {
+            guard::init_slots(&plugin);
+        }
+        self.plugin = Some(plugin);
         let holds_streams = role == Role::Upstream
             && self
                 .plugin
@@ -136,7 +143,8 @@ impl RootContext for Root {
         } else {
             FLUSH_PERIOD
         };
-        if let Err(status) = proxy_wasm::hostcalls::set_tick_period(period) {
+        let period_ms = u32::try_from(period.as_millis()).unwrap_or(1000);
+        if let Err(status) = raw::set_tick_period_ms(period_ms) {
             host::log(
                 LogLevel::Warn,
                 &format!("no timer ({status:?}); shared counters will lag"),
@@ -174,6 +182,20 @@ impl RootContext for Root {
     }
 }
 
+/// Says so, at critical level, if the filter ever panics (the VM then traps and
+/// `failure_policy` decides what follows): a trap must never be silent.
+fn install_panic_hook() {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        std::panic::set_hook(Box::new(|info| {
+            host::log(
+                LogLevel::Critical,
+                &format!("llm-fallback panicked, the VM traps: {info}"),
+            );
+        }));
+    });
+}
+
 mod logger {
     //! Routes the `log` crate to the host without the SDK's logger, which `unwrap()`s.
     use super::host;
@@ -208,13 +230,12 @@ mod logger {
     /// Installs the logger (once) and follows the host's current log level.
     pub fn install() {
         let _ = log::set_logger(&LOGGER);
-        let level = match proxy_wasm::hostcalls::get_log_level() {
-            Ok(LogLevel::Trace) => log::LevelFilter::Trace,
-            Ok(LogLevel::Debug) => log::LevelFilter::Debug,
-            Ok(LogLevel::Info) => log::LevelFilter::Info,
-            Ok(LogLevel::Warn) => log::LevelFilter::Warn,
-            Ok(LogLevel::Error) => log::LevelFilter::Error,
-            Ok(LogLevel::Critical) => log::LevelFilter::Error,
+        let level = match super::raw::log_level() {
+            Ok(0) => log::LevelFilter::Trace,
+            Ok(1) => log::LevelFilter::Debug,
+            Ok(2) => log::LevelFilter::Info,
+            Ok(3) => log::LevelFilter::Warn,
+            Ok(_) => log::LevelFilter::Error,
             Err(_) => log::LevelFilter::Info,
         };
         log::set_max_level(level);

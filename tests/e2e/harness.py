@@ -160,10 +160,13 @@ class Envoy:
         return requests.get(self.admin + "/ready", timeout=1).text.strip() == "LIVE"
 
     def log_tail(self, lines: int = 40) -> str:
+        """The log's errors (where a start-up failure says why), then its last lines."""
         try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+            text = self.log_path.read_text(errors="replace").splitlines()
         except OSError:
             return "(no log)"
+        errors = [line for line in text if "][critical][" in line or "][error][" in line]
+        return "\n".join(errors[-10:] + ["..."] + text[-lines:])
 
     def status(self) -> dict:
         """The filter's status document, from the internal listener."""
@@ -215,3 +218,21 @@ def chat_body(model: str, *, stream: bool = False, filler: int = 0, model_last: 
     fields = {"messages": messages, "stream": stream}
     ordered = {**fields, "model": model} if model_last else {"model": model, **fields}
     return json.dumps(ordered).encode()
+
+
+def with_plugin_setting(line: str) -> Callable[[str], str]:
+    """An `edit` for Envoy(...) that adds one top-level setting to the shipped plugin
+    configuration (e.g. `trust: {priority: any}`)."""
+    anchor = "                    status_path: /llm-fallback/status"
+
+    key = line.split(":", 1)[0]
+
+    def edit(text: str) -> str:
+        if anchor not in text:
+            raise ValueError("the shipped plugin configuration changed shape")
+        existing = re.search(rf"^                    {re.escape(key)}:.*$", text, flags=re.M)
+        if existing:
+            return text[:existing.start()] + f"                    {line}" + text[existing.end():]
+        return text.replace(anchor, f"                    {line}\n{anchor}", 1)
+
+    return edit

@@ -12,7 +12,7 @@ import time
 import pytest
 import requests
 
-from harness import Envoy, Mock, chat_body, wait_for
+from harness import Envoy, Mock, chat_body, wait_for, with_plugin_setting
 
 JSON = {"content-type": "application/json"}
 # A per-model quota stop (OpenAI's daily token limit names the model): the model cools down,
@@ -156,7 +156,8 @@ def test_requests_with_tools_skip_a_fallback_without_tools(fresh, mock):
 
 
 def test_critical_requests_are_never_downgraded(fresh, mock):
-    envoy = fresh()
+    # Clients may name `critical` only on a listener that trusts them (see test_trust.py).
+    envoy = fresh(edit=with_plugin_setting("trust: {priority: any}"))
     mock.script("gpt-4o", default={"status": 429, "body": QUOTA})
     r = ask(envoy, "gpt-4o", {"x-llm-priority": "critical"})
     assert r.status_code == 429
@@ -196,8 +197,8 @@ def test_a_stream_falls_back_as_a_stream(fresh, mock):
 def test_a_fallback_on_another_cluster_reaches_the_second_provider(fresh, mock, workdir):
     second = Mock(workdir)
     try:
-        envoy = fresh(second=second.port)
-        # A task chain that starts on the second provider.
+        envoy = fresh(second=second.port, edit=with_plugin_setting("trust: {task: true}"))
+        # A task chain that starts on the second provider (clients may pick tasks here).
         r = ask(envoy, "gpt-4o", {"x-llm-task": "code"})
         assert r.status_code == 200 and r.headers["x-llm-model"] == "claude-sonnet-4-5"
         assert [x["model"] for x in second.requests()] == ["claude-sonnet-4-5"]
