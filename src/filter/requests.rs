@@ -2,9 +2,12 @@
 //!
 //! All attempts of a request run on the worker thread that owns the downstream stream, and both
 //! filter positions run in the same VM (same `vm_id`), so this state lives in VM memory, keyed
-//! by `x-request-id`: no shared-data key per request (shared data has no delete). The client
-//! filter creates the entry and removes it when the stream ends; the map is capped so that a
-//! missed removal can never grow memory without bound.
+//! by the id the filter minted for the stream ([`super::identity`]): no shared-data key per
+//! request (shared data has no delete). The client filter creates the entry and removes it when
+//! the stream ends. The map is bounded in entries and in bytes, so that a missed removal or a
+//! burst of large requests can never grow memory without bound: past the byte bound the kept
+//! request bodies of the oldest entries go first (they only speed up choosing a fallback), then
+//! whole entries.
 
 use crate::classify::ErrorClass;
 use crate::plan::{Features, Priority};
@@ -13,6 +16,8 @@ use std::collections::{HashMap, VecDeque};
 
 /// Entries kept at most per worker; the oldest go first.
 const MAX_REQUESTS: usize = 16_384;
+/// Bytes of kept request bodies at most per worker.
+const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 
 /// What the attempts of one request know about it.
 #[derive(Debug)]
@@ -53,28 +58,59 @@ pub struct RequestState {
 struct Store {
     map: HashMap<String, RequestState>,
     order: VecDeque<String>,
+    /// Bytes of the request bodies kept in `map`.
+    body_bytes: usize,
+}
+
+fn body_len(state: &RequestState) -> usize {
+    state.body.as_ref().map_or(0, Vec::capacity)
 }
 
 thread_local! {
     static STORE: RefCell<Store> = RefCell::new(Store::default());
 }
 
-pub fn insert(id: &str, state: RequestState) {
+/// Keeps a new request's state. An id is never reused, so a live entry is never overwritten:
+/// an insert for an id already present is refused (and logged).
+pub fn insert(id: &str, mut state: RequestState) -> bool {
     STORE.with(|s| {
         let Ok(mut s) = s.try_borrow_mut() else {
-            return;
+            return false;
         };
+        let s = &mut *s;
+        if s.map.contains_key(id) {
+            log::warn!("request state {id} exists already: not overwritten");
+            return false;
+        }
         if s.map.len() >= MAX_REQUESTS {
             while let Some(old) = s.order.pop_front() {
-                if s.map.remove(&old).is_some() {
+                if let Some(gone) = s.map.remove(&old) {
+                    s.body_bytes = s.body_bytes.saturating_sub(body_len(&gone));
                     break;
                 }
             }
         }
-        if s.map.insert(id.to_owned(), state).is_none() {
-            s.order.push_back(id.to_owned());
+        if body_len(&state) > MAX_BODY_BYTES / 4 {
+            state.body = None;
         }
-    });
+        // Oldest bodies go first until the new one fits.
+        let mut cursor = 0;
+        while s.body_bytes + body_len(&state) > MAX_BODY_BYTES {
+            let Some(old) = s.order.get(cursor) else {
+                state.body = None;
+                break;
+            };
+            cursor += 1;
+            if let Some(entry) = s.map.get_mut(old) {
+                s.body_bytes = s.body_bytes.saturating_sub(body_len(entry));
+                entry.body = None;
+            }
+        }
+        s.body_bytes += body_len(&state);
+        s.map.insert(id.to_owned(), state);
+        s.order.push_back(id.to_owned());
+        true
+    })
 }
 
 /// Runs `f` on the state of request `id`, if any.
@@ -93,8 +129,9 @@ pub fn remove(id: &str) -> Option<RequestState> {
             return None;
         };
         let state = s.map.remove(id);
-        if state.is_some() {
-            if let Some(pos) = s.order.iter().position(|k| k == id) {
+        if let Some(gone) = &state {
+            s.body_bytes = s.body_bytes.saturating_sub(body_len(gone));
+            if let Some(pos) = s.order.iter().rposition(|k| k == id) {
                 s.order.remove(pos);
             }
         }

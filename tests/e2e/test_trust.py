@@ -227,3 +227,31 @@ def test_a_struct_whose_first_entry_is_123_bytes_loads(workdir, mock):
         assert r.status_code == 200 and "counters" in r.json()
     finally:
         envoy.stop()
+
+
+# --- requests whose model is hard to read ---------------------------------------------------
+
+def test_a_gzipped_request_body_is_read_and_its_fallback_sent_plain(fresh, mock, mock_b):
+    import gzip as gz
+    envoy = fresh()
+    mock.script("*", steps=[{"status": 429, "body": MODEL_QUOTA}])
+    body = gz.compress(chat_body("gpt-4o"))
+    r = ask(envoy, "gpt-4o", {"content-encoding": "gzip"}, body=body)
+    assert r.status_code == 200 and r.headers["x-llm-model"] == "llama-3.1-8b", r.headers
+    first, second = mock.requests()
+    assert first["headers"].get("content-encoding") == "gzip"
+    assert "content-encoding" not in second["headers"]
+    assert json.loads(second["body"])["model"] == "llama-3.1-8b"
+
+
+def test_a_model_is_read_past_invalid_text_elsewhere(fresh, mock, mock_b):
+    envoy = fresh()
+    body = b'{"messages":[{"role":"user","content":"caf\xe9 \\ud800 ' + b"[" * 0 + b'"}],"model":"claude-haiku-4-5"}'
+    r = ask(envoy, "claude-haiku-4-5", body=body)
+    assert r.headers.get("x-llm-model") == "claude-haiku-4-5"
+    assert [x["model"] for x in mock_b.requests()] == ["claude-haiku-4-5"], "routed to the model's own cluster"
+    assert mock.requests() == []
+    deep = b'{"messages":' + b"[" * 5000 + b"]" * 5000 + b',"model":"claude-haiku-4-5"}'
+    r = ask(envoy, "claude-haiku-4-5", body=deep)
+    assert r.headers.get("x-llm-model") == "claude-haiku-4-5"
+    assert len(mock_b.requests()) == 2 and mock.requests() == []
