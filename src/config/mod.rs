@@ -368,15 +368,16 @@ pub struct Config {
 impl Config {
     /// Parses and validates the bytes Envoy passes as the plugin configuration.
     ///
-    /// Empty bytes give the default configuration. Bytes whose first non-space character is
-    /// `{` are JSON; anything else is read as a serialized `google.protobuf.Struct`.
+    /// Empty bytes give the default configuration. Bytes shaped like a serialized
+    /// `google.protobuf.Struct` (a run of complete map entries) are one, whatever their first
+    /// byte (a first entry of 123 bytes starts with `0x0a 0x7b`, i.e. `\n{`); other bytes whose
+    /// first non-space character is `{` are JSON.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, ConfigError> {
-        let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
-        let value = match first {
-            None => return Ok(Self::default()),
-            Some(b'{') => serde_json::from_slice::<Value>(bytes)
+        let value = match pb_struct::detect(bytes) {
+            pb_struct::Format::Empty => return Ok(Self::default()),
+            pb_struct::Format::Json => serde_json::from_slice::<Value>(bytes)
                 .map_err(|e| ConfigError::new("", format!("not valid JSON: {e}")))?,
-            Some(_) => {
+            pb_struct::Format::Struct => {
                 pb_struct::decode_struct(bytes).map_err(|e| ConfigError::new("", e.to_string()))?
             }
         };
