@@ -19,24 +19,28 @@
 //!   `model`.
 //! - **Nesting** has no depth limit. The depth is a counter; the kind of the first 128 levels
 //!   (object or array) is kept in a 128-bit mask and checked as before. Below that, containers
-//!   are counted but not typed: the kind of bracket that closes them is not checked against the
-//!   one that opened them, and after a `,` a key and a value are both taken. Strings, escapes
-//!   and scalars are checked there too, and the depth stays exact, so which key is top-level is
-//!   still certain.
+//!   are counted but not typed: the closing bracket is not checked against the opening one,
+//!   and values may be separated by `,` or `:` in any order (`[1:2]` passes there; a key is
+//!   read as a string value). After `{` a key or `}` must still follow, and strings, escapes
+//!   and scalars are checked as everywhere. Brackets inside strings never count, so the depth
+//!   is exact and which key is top-level is still certain.
 //!
 //! Everything else is strict JSON (RFC 8259), as serde_json reads it. So the scanner accepts
 //! some bodies serde_json refuses (it refuses invalid UTF-8 and lone surrogates anywhere, and
 //! nesting deeper than 128), and on every body a lenient reader accepts (one that decodes bad
 //! UTF-8 and lone surrogates into U+FFFD, with no depth limit) it finds the same top-level
-//! `model` or refuses it. Bytes outside strings are ASCII or the body is not JSON, so a reader
-//! that replaces bad UTF-8 the standard way (never swallowing an ASCII byte after a broken
-//! sequence, as Rust, Python, Go and WHATWG decoders do) sees the same string boundaries.
+//! `model` or refuses the body. Bytes outside strings are ASCII or the body is not JSON, so a
+//! reader that replaces bad UTF-8 the standard way (never swallowing an ASCII byte after a
+//! broken sequence, as Rust, Python, Go and WHATWG decoders do) sees the same string
+//! boundaries; a non-conforming decoder that swallows the `"` after a broken lead byte would
+//! not, and would read such a body differently from every conforming one.
 //!
 //! Still refused: a body that is not a JSON object, is cut short or has trailing bytes, breaks
-//! the grammar anywhere ([`Skip::NotJson`]); an object without a top-level `model`
-//! ([`Skip::NoModel`]); two top-level `model` keys ([`Skip::Duplicate`]); a `model` that is not
-//! a string ([`Skip::NotString`]); a `model` string that is too long, holds bytes that are not
-//! UTF-8 or a lone surrogate ([`Skip::ModelTooLong`], `model_invalid`).
+//! the grammar anywhere, or holds a number or literal longer than 64 bytes ([`Skip::NotJson`]);
+//! an object without a top-level `model` ([`Skip::NoModel`]); two top-level `model` keys
+//! ([`Skip::Duplicate`]); a `model` that is not a string ([`Skip::NotString`]); a `model` string
+//! that is too long, holds bytes that are not UTF-8 or a lone surrogate ([`Skip::ModelTooLong`],
+//! counted as `model_invalid`).
 
 use std::ops::Range;
 
