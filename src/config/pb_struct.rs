@@ -23,8 +23,6 @@ impl std::fmt::Display for DecodeError {
 
 /// What a plugin configuration's bytes are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-// Remove once `Config::from_bytes` calls `detect` (until then only the tests do).
-#[allow(dead_code)]
 pub enum Format {
     /// Nothing, or only JSON whitespace: no configuration.
     Empty,
@@ -48,7 +46,6 @@ pub enum Format {
 /// anything else is handed to [`decode_struct`] as [`Format::Struct`] so that its error
 /// explains it. Bytes that are empty or only whitespace are [`Format::Empty`] (no encoder makes
 /// a Struct of them: every entry it writes carries a non-whitespace length or value tag).
-#[allow(dead_code)]
 pub fn detect(bytes: &[u8]) -> Format {
     let first = bytes
         .iter()
