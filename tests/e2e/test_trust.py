@@ -141,7 +141,8 @@ def test_the_route_sets_policy_for_its_requests(fresh, mock, mock_b):
 
     envoy = fresh(edit=route_policy)
     mock.script("gpt-4o", default={"status": 429, "body": MODEL_QUOTA})
-    r = ask(envoy, "gpt-4o", {"x-llm-priority": "batch"})
+    # A normal request would fall back to llama-3.1-8b; the route makes it critical.
+    r = ask(envoy, "gpt-4o", {"x-llm-priority": "normal"})
     assert r.status_code == 429 and r.headers["x-llm-model"] == "gpt-4o"
     assert [x["model"] for x in mock.requests()] == ["gpt-4o"], "critical: never downgraded"
 
