@@ -267,3 +267,129 @@ fn check_rejects_broken_envoy_configs_with_the_field_and_the_fix() {
         );
     }
 }
+
+/// A small Envoy config of its own: two providers, one VM, the upstream filter and the same
+/// retry breakers on both clusters.
+const TWO_PROVIDERS: &str = r#"
+stats_config:
+  stats_tags:
+  - {tag_name: model, regex: "(;model=([^;]*))"}
+static_resources:
+  listeners:
+  - name: llm
+    address: {socket_address: {address: 0.0.0.0, port_value: 10000}}
+    filter_chains:
+    - filters:
+      - name: envoy.filters.network.http_connection_manager
+        typed_config:
+          "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
+          stat_prefix: llm
+          route_config:
+            virtual_hosts:
+            - name: llm
+              domains: ["*"]
+              routes:
+              - match: {prefix: "/"}
+                route:
+                  cluster_header: x-llm-cluster
+                  retry_policy:
+                    retry_on: retriable-headers
+                    retriable_headers: [{name: x-llm-retry}]
+          http_filters:
+          - name: llm_fallback
+            typed_config:
+              "@type": type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm
+              config:
+                root_id: client
+                allow_on_headers_stop_iteration: true
+                failure_policy: FAIL_RELOAD
+                vm_config: &vm
+                  vm_id: llm_fallback
+                  runtime: envoy.wasm.runtime.v8
+                  code: {local: {filename: llm_fallback.wasm}}
+                configuration:
+                  "@type": type.googleapis.com/google.protobuf.Struct
+                  value: &config
+                    models:
+                    - {name: gpt-4o, cluster: openai}
+                    - {name: claude-sonnet-4-5, cluster: anthropic}
+                    fallback:
+                      default_cluster: openai
+                      chains: {gpt-4o: [claude-sonnet-4-5]}
+          - name: envoy.filters.http.router
+            typed_config:
+              "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router
+  clusters:
+  - name: openai
+    circuit_breakers: &breakers
+      thresholds: [{priority: DEFAULT, max_retries: 1024}]
+    typed_extension_protocol_options:
+      envoy.extensions.upstreams.http.v3.HttpProtocolOptions: &options
+        "@type": type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions
+        explicit_http_config: {http_protocol_options: {}}
+        http_filters:
+        - name: llm_fallback_upstream
+          typed_config:
+            "@type": type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm
+            config:
+              root_id: upstream
+              allow_on_headers_stop_iteration: true
+              failure_policy: FAIL_RELOAD
+              vm_config: *vm
+              configuration:
+                "@type": type.googleapis.com/google.protobuf.Struct
+                value: *config
+        - name: envoy.filters.http.upstream_codec
+          typed_config:
+            "@type": type.googleapis.com/envoy.extensions.filters.http.upstream_codec.v3.UpstreamCodec
+  - name: anthropic
+    circuit_breakers: *breakers
+    typed_extension_protocol_options:
+      envoy.extensions.upstreams.http.v3.HttpProtocolOptions: *options
+"#;
+
+#[test]
+fn check_finds_clusters_without_the_upstream_filter_one_vm_or_retry_breakers() {
+    let (code, output) = check_file("two-providers.yaml", TWO_PROVIDERS);
+    assert_eq!(code, 0, "{output}");
+    assert!(output.contains("ok (3 llm-fallback filter(s)"), "{output}");
+    let cases = [
+        (
+            "    circuit_breakers: *breakers\n",
+            "",
+            "static_resources.clusters[1].circuit_breakers: cluster `anthropic` (models `claude-sonnet-4-5`) sets no retry circuit breaker (max_retries or retry_budget at priority DEFAULT): Envoy's default of 3 concurrent retries",
+        ),
+        (
+            "thresholds: [{priority: DEFAULT, max_retries: 1024}]",
+            "thresholds: [{priority: DEFAULT, max_requests: 1024}]",
+            "cluster `openai` (models `gpt-4o`) sets no retry circuit breaker",
+        ),
+        (
+            "    circuit_breakers: *breakers\n",
+            "    circuit_breakers: {thresholds: [{max_retries: 3}]}\n",
+            "static_resources.clusters: LLM clusters set different retry circuit breakers (`openai` max_retries 1024, `anthropic` max_retries 3)",
+        ),
+        (
+            "      envoy.extensions.upstreams.http.v3.HttpProtocolOptions: *options\n",
+            "      envoy.extensions.upstreams.http.v3.HttpProtocolOptions: {explicit_http_config: {http_protocol_options: {}}}\n",
+            "static_resources.clusters[1].typed_extension_protocol_options: cluster `anthropic` (models `claude-sonnet-4-5`) has no llm-fallback upstream filter",
+        ),
+        (
+            "              vm_config: *vm\n",
+            "              vm_config: {vm_id: llm_fallback, runtime: envoy.wasm.runtime.v8, code: {local: {filename: old.wasm}}}\n",
+            "vm_config: the upstream filter runs in another VM than the client filter at static_resources.listeners[0]",
+        ),
+    ];
+    for (from, to, expected) in cases {
+        assert!(TWO_PROVIDERS.contains(from), "{from:?}");
+        let (code, output) = check_file(
+            "two-providers-broken.yaml",
+            &TWO_PROVIDERS.replacen(from, to, 1),
+        );
+        assert_eq!(code, 1, "{expected}: {output}");
+        assert!(
+            output.contains(expected),
+            "expected {expected:?} in:\n{output}"
+        );
+    }
+}
