@@ -40,3 +40,34 @@ def clean_mock(request):
     if "mock" in request.fixturenames:
         request.getfixturevalue("mock").reset()
     yield
+
+
+@pytest.fixture(scope="module")
+def mock_b(workdir):
+    """A second mock provider, behind the shipped config's cluster `llm_b`."""
+    m = Mock(workdir)
+    yield m
+    m.stop()
+
+
+@pytest.fixture(autouse=True)
+def clean_mock_b(request):
+    if "mock_b" in request.fixturenames:
+        request.getfixturevalue("mock_b").reset()
+    yield
+
+
+@pytest.fixture
+def two_providers(workdir, mock, mock_b):
+    """Starts Envoys of their own (fresh health state) in front of both mock providers."""
+    envoys = []
+
+    def start(edit=lambda t: t, concurrency: int = 2, second: int | None = None):
+        e = Envoy(workdir, mock.port, second_upstream_port=second or mock_b.port, edit=edit,
+                  concurrency=concurrency)
+        envoys.append(e)
+        return e
+
+    yield start
+    for e in envoys:
+        e.stop()

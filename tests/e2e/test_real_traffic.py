@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import socket
 import time
 
 import anthropic
@@ -19,39 +18,14 @@ import openai
 import pytest
 import requests
 
-from harness import Envoy, Mock, chat_body, free_port, wait_for
+from harness import chat_body, free_port, wait_for
 
 JSON = {"content-type": "application/json"}
 
 
-@pytest.fixture(scope="module")
-def mock_b(workdir):
-    m = Mock(workdir)
-    yield m
-    m.stop()
-
-
-@pytest.fixture(autouse=True)
-def clean_b(request):
-    if "mock_b" in request.fixturenames:
-        request.getfixturevalue("mock_b").reset()
-    yield
-
-
 @pytest.fixture
-def fresh(workdir, mock, mock_b):
-    """An Envoy of its own (fresh health state) in front of the two providers."""
-    envoys = []
-
-    def start(edit=lambda t: t, concurrency: int = 2, second: int | None = None):
-        e = Envoy(workdir, mock.port, second_upstream_port=second or mock_b.port, edit=edit,
-                  concurrency=concurrency)
-        envoys.append(e)
-        return e
-
-    yield start
-    for e in envoys:
-        e.stop()
+def fresh(two_providers):
+    return two_providers
 
 
 def models_seen(mock) -> list[str]:

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
-import re
 import time
 
 import pytest
 import requests
 
-from harness import Envoy, Mock, chat_body, wait_for, with_plugin_setting
+from harness import Envoy, chat_body, with_plugin_setting
 
 JSON = {"content-type": "application/json"}
 INTERNAL = ("x-llm-cluster", "x-llm-priority", "x-llm-task", "x-llm-retry-safe", "x-llm-retry", "x-llm-retry-after-s")
@@ -23,32 +22,9 @@ MODEL_QUOTA = {"error": {"message": "Rate limit reached for gpt-4o in organizati
 RATE = {"error": {"message": "Rate limit reached for requests per min (RPM).", "type": "requests", "code": "rate_limit_exceeded"}}
 
 
-@pytest.fixture(scope="module")
-def mock_b(workdir):
-    m = Mock(workdir)
-    yield m
-    m.stop()
-
-
-@pytest.fixture(autouse=True)
-def clean_b(request):
-    if "mock_b" in request.fixturenames:
-        request.getfixturevalue("mock_b").reset()
-    yield
-
-
 @pytest.fixture
-def fresh(workdir, mock, mock_b):
-    envoys = []
-
-    def start(edit=lambda t: t):
-        e = Envoy(workdir, mock.port, second_upstream_port=mock_b.port, edit=edit)
-        envoys.append(e)
-        return e
-
-    yield start
-    for e in envoys:
-        e.stop()
+def fresh(two_providers):
+    return two_providers
 
 
 def ask(envoy, model: str, headers: dict | None = None, path: str = "/v1/chat/completions", body: bytes | None = None):
