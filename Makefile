@@ -1,7 +1,7 @@
 # The two commands of the README:
 #   make demo   build the filter, start the mock LLM and Envoy with the shipped config, show traffic
 #   make test   everything CI runs: lint, unit tests (native and wasm), end-to-end tests in Envoy
-.PHONY: demo test bench setup build lint unit unit-wasm e2e clean
+.PHONY: demo test bench eval soak setup build lint unit unit-wasm e2e clean
 
 WASM := target/wasm32-wasip1/release/llm_fallback.wasm
 PY := .venv/bin/python
@@ -35,6 +35,14 @@ unit-wasm: setup
 
 e2e: build
 	$(PY) -m pytest -q tests/e2e
+
+# The classifier on real answers it was not written from (held-out corpus, split by source).
+eval: build
+	$(PY) scripts/eval_classifier.py
+
+# The chaos soak (about 3.5 minutes for 100 000 requests here).
+soak: build
+	$(PY) scripts/soak.py --requests 100000
 
 # Side-by-side benchmark (about 15 minutes): installs LiteLLM and Portkey into .bench/, writes
 # bench/results/<date>/.

@@ -339,6 +339,27 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
         "top up and try again",
         "out of credits",
         "payment required",
+        // Budgets and spend caps set by gateways and accounts (LiteLLM, relays, teams).
+        "budget has been exceeded",
+        "exceeded budget",
+        "budget exceeded",
+        "exceeded token budget",
+        "crossed budget",
+        "over budget",
+        "max budget",
+        "spending limit",
+        "spend limit",
+        "credits or licenses",
+        "no credits",
+        "out of credit",
+        "account is overdue",
+        "overdue",
+        "in arrears",
+        "quota is not enough",
+        "quota not enough",
+        "extra usage is required",
+        "额度不足",
+        "额度已用尽",
         "specified api usage limits",
         "workspace api usage limits",
         "余额不足",
@@ -614,6 +635,17 @@ fn specific_code(evidence: &Evidence, now_unix_ms: u64) -> Option<Decision> {
             }
         }
         if code.value == "resource_exhausted" {
+            // Google says which: `ErrorInfo.reason` MODEL_CAPACITY_EXHAUSTED is its capacity.
+            if evidence
+                .codes
+                .iter()
+                .any(|c| c.value == "model_capacity_exhausted")
+            {
+                return Some((
+                    ErrorClass::Overloaded,
+                    "reason=MODEL_CAPACITY_EXHAUSTED".into(),
+                ));
+            }
             return Some(google_resource_exhausted(evidence, now_unix_ms));
         }
         if NOT_FOUND_CODES.contains(&code.value.as_str()) {
@@ -747,7 +779,14 @@ fn indicative_phrase(evidence: &Evidence) -> Option<Decision> {
                 "overloaded",
                 "at capacity",
                 "over capacity",
+                "no capacity",
+                "capacity exhausted",
+                "capacity available",
                 "high demand",
+                "model busy",
+                "is busy",
+                "saturated",
+                "负载已饱和",
                 "capacity exceeded",
                 "too busy",
                 "server is busy",
@@ -977,6 +1016,12 @@ fn adjust_quota_window(
     if let Some(p) = phrase_in(evidence, LONG_WINDOW) {
         return (ErrorClass::QuotaExhausted, format!("{reason}, {p}"));
     }
+    if let Some(window) = evidence.messages.iter().find_map(|m| long_window_in(m)) {
+        return (
+            ErrorClass::QuotaExhausted,
+            format!("{reason}, a {window} window"),
+        );
+    }
     if let Some(id) = evidence
         .quota_ids
         .iter()
@@ -996,19 +1041,78 @@ fn adjust_quota_window(
     }
 }
 
-/// Message phrases of a daily or monthly window.
+/// Message phrases of a window of hours or more (a wait of minutes does not help).
 const LONG_WINDOW: &[&str] = &[
     "per day",
+    "per-day",
     "tokens per day",
     "requests per day",
+    "free-models-per-day",
+    "rpd",
+    "tpd",
     "daily",
+    "per week",
+    "weekly",
     "per month",
     "monthly",
+    "billing cycle",
+    "billing period",
+    "session limit",
+    "每周",
     "每日",
     "每天",
     "当日",
     "每月",
 ];
+
+/// A window of three hours or more stated as a number and a unit ("5-hour", "5 hours", "5h",
+/// "7 days", "5 小时"), as rate-limit messages of subscription plans put it.
+fn long_window_in(message: &str) -> Option<String> {
+    let bytes = message.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let start = i;
+        while bytes.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        if i == start {
+            i += 1;
+            continue;
+        }
+        let preceded_by_word = start
+            .checked_sub(1)
+            .and_then(|b| bytes.get(b))
+            .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'.');
+        // "try again in 5 hours" is a wait (read by the wait hints), not a window.
+        let before = message.get(..start).unwrap_or_default().trim_end();
+        let is_wait = ["in", "after", "within"]
+            .iter()
+            .any(|w| before.ends_with(w) && has_phrase(before, w));
+        let number: u64 = message.get(start..i)?.parse().unwrap_or(0);
+        let rest = message.get(i..).unwrap_or_default();
+        let rest = rest.trim_start_matches([' ', '-']);
+        let unit = [
+            "hours", "hour", "hrs", "hr", "h", "小时", "days", "day", "天", "weeks", "week", "周",
+            "months", "month", "个月",
+        ]
+        .into_iter()
+        .find(|u| {
+            rest.starts_with(u)
+                && (!u.is_ascii()
+                    || rest
+                        .as_bytes()
+                        .get(u.len())
+                        .is_none_or(|b| !b.is_ascii_alphanumeric()))
+        });
+        if let (Some(unit), false, false) = (unit, preceded_by_word, is_wait) {
+            let hours = matches!(unit, "hours" | "hour" | "hrs" | "hr" | "h" | "小时");
+            if number >= if hours { 3 } else { 1 } {
+                return Some(format!("{number} {unit}"));
+            }
+        }
+    }
+    None
+}
 
 /// Codes of stops that cover the whole account or key: out of credit or balance, billing
 /// stopped or never set up, arrears, a spent resource pack.

@@ -1071,3 +1071,68 @@ fn only_evidence_about_the_model_makes_it_unavailable() {
         assert_eq!(v.class, ErrorClass::ModelUnavailable, "{body}: {v:?}");
     }
 }
+
+#[wasm_bindgen_test(unsupported = test)]
+fn windows_of_hours_or_more_make_a_rate_limit_a_quota_stop() {
+    let class = |message: &str| {
+        let body = serde_json::json!({"error": {"type": "rate_limit_error", "message": message}})
+            .to_string();
+        let answer = Answer {
+            status: 429,
+            headers: &[],
+            body: body.as_bytes(),
+            code_details: None,
+            now_unix_ms: 0,
+        };
+        classify(&answer).class
+    };
+    for long in [
+        "You have reached your 5-hour usage limit",
+        "limit of 100 requests per 5 hours reached",
+        "quota for 7 days used up",
+        "weekly limit reached",
+        "resets at the end of your billing cycle",
+        "已达到 5 小时使用上限",
+    ] {
+        assert_eq!(class(long), ErrorClass::QuotaExhausted, "{long}");
+    }
+    for short in [
+        "Rate limit reached: 60 requests per minute",
+        "limit of 100 requests per 1 hour",
+        "Please try again in 20s.",
+        "model gpt-4o-2h busy",
+    ] {
+        assert_ne!(class(short), ErrorClass::QuotaExhausted, "{short}");
+    }
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn budgets_and_spend_caps_are_quota_stops() {
+    for (status, body) in [
+        (
+            400,
+            r#"{"error":{"message":"Budget has been exceeded! Current cost: 1.2, Max budget: 1.0","type":"budget_exceeded"}}"#,
+        ),
+        (
+            401,
+            r#"{"error":{"message":"ExceededTokenBudget: Current spend for token: 5; Max Budget for Token: 5","type":"auth_error"}}"#,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"Your team has either used all available credits or reached its monthly spending limit."}}"#,
+        ),
+    ] {
+        let answer = Answer {
+            status,
+            headers: &[],
+            body: body.as_bytes(),
+            code_details: None,
+            now_unix_ms: 0,
+        };
+        assert_eq!(
+            classify(&answer).class,
+            ErrorClass::QuotaExhausted,
+            "{body}"
+        );
+    }
+}
