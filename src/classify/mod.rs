@@ -358,6 +358,7 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
         "quota is not enough",
         "quota not enough",
         "extra usage is required",
+        "billing cycle",
         "额度不足",
         "额度已用尽",
         "specified api usage limits",
@@ -373,6 +374,8 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
         "context length exceeded",
         "context_length_exceeded",
         "exceeds the context window",
+        "context size",
+        "context limit",
         "exceed context limit",
         "context window",
         "prompt is too long",
@@ -405,6 +408,9 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
     if let Some(p) = phrase_in(evidence, QUOTA) {
         return Some((ErrorClass::QuotaExhausted, p));
     }
+    if let Some(p) = allowance_used_up(evidence) {
+        return Some((ErrorClass::QuotaExhausted, p));
+    }
     if let Some(p) = phrase_in(evidence, CONTEXT) {
         return Some((ErrorClass::ContextOverflow, p));
     }
@@ -412,6 +418,18 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
         return Some((ErrorClass::ContentPolicy, p));
     }
     model_missing(evidence)
+}
+
+/// A free or trial allowance that is used up ("the free tier of the model has been exhausted",
+/// "trial quota exceeded"): nothing but a plan change or a reset helps.
+fn allowance_used_up(evidence: &Evidence) -> Option<String> {
+    const ALLOWANCE: &[&str] = &["free tier", "free quota", "free allowance", "trial"];
+    const USED_UP: &[&str] = &["exhausted", "used up", "exceeded", "reached", "run out"];
+    evidence.messages.iter().find_map(|m| {
+        let allowance = ALLOWANCE.iter().find(|a| has_phrase(m, a))?;
+        let used = USED_UP.iter().find(|u| has_phrase(m, u))?;
+        Some(format!("message \"{allowance}\" + \"{used}\""))
+    })
 }
 
 /// "The model `x` does not exist", "model 'llama3' not found", "No endpoints found for ...",
@@ -439,6 +457,8 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
     ];
     const ALONE: &[&str] = &[
         "no endpoints found",
+        "no available channel",
+        "无可用渠道",
         "deployment for this resource does not exist",
         "model not exist",
         "location is not supported",
@@ -656,6 +676,26 @@ fn specific_code(evidence: &Evidence, now_unix_ms: u64) -> Option<Decision> {
                 ));
             }
             continue;
+        }
+        // A code that names the model as not found (`InvalidEndpointOrModel.NotFound`,
+        // `ModelNotFound`, `model_not_exist`).
+        let v = code.value.as_str();
+        if v.contains("model")
+            && ["notfound", "not_found", "notexist", "not_exist"]
+                .iter()
+                .any(|n| v.contains(n))
+        {
+            return Some((
+                ErrorClass::ModelUnavailable,
+                format!("{}={}", code.field, code.value),
+            ));
+        }
+        // DashScope's `AllocationQuota.*` family: a free or allotted quota is used up.
+        if v.starts_with("allocationquota") {
+            return Some((
+                ErrorClass::QuotaExhausted,
+                format!("{}={}", code.field, code.value),
+            ));
         }
         // Tencent's `AuthFailure.*`, `ResourceInsufficient.*` families.
         if code.value.starts_with("authfailure") {
@@ -1057,6 +1097,9 @@ const LONG_WINDOW: &[&str] = &[
     "monthly",
     "billing cycle",
     "billing period",
+    "this week",
+    "this month",
+    "for today",
     "session limit",
     "每周",
     "每日",
