@@ -51,6 +51,11 @@ impl Encoding {
     pub fn readable(self) -> bool {
         !matches!(self, Encoding::Other)
     }
+
+    /// A compression the filter inflates.
+    pub fn readable_compressed(self) -> bool {
+        matches!(self, Encoding::Gzip | Encoding::Deflate)
+    }
 }
 
 /// Where the gzip framing is.

@@ -180,6 +180,7 @@ pub fn start(
             retry_after_ms: None,
             unsafe_,
             proven_rejection: false,
+            body_encoding: crate::inflate::Encoding::Identity,
         },
     );
     Start::Route { cluster }
@@ -261,9 +262,13 @@ pub fn attempt_needs_body(plugin: &Plugin, id: &str) -> Option<(String, bool)> {
             .config
             .model(&target)
             .map_or(target.as_str(), |m| m.upstream());
-        let rewrite = target != state.requested || upstream != target;
+        let rewrite = target != state.requested
+            || upstream != target
+            || state.body_encoding.readable_compressed();
         if !rewrite {
             state.tried.push(target.clone());
+            // A new attempt: an earlier one's proven rejection says nothing about it.
+            state.proven_rejection = false;
         }
         (target, rewrite)
     })
@@ -287,6 +292,7 @@ pub fn succeeded(plugin: &Plugin, id: &str, model: &str) {
     }
     let (probe, known_clean) = requests::with(id, |s| {
         s.served = Some(model.to_owned());
+        s.proven_rejection = false;
         let known_clean = s.clean_at_start.as_deref() == Some(model);
         (std::mem::take(&mut s.probe), known_clean)
     })

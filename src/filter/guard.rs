@@ -26,14 +26,22 @@ pub fn judge_request(
     slot: ModelSlot,
     body: &[u8],
     request: &RequestHeaders,
-    cluster: Option<&str>,
+    clusters: &[&str],
 ) -> Judgement {
     let config = &plugin.config.retry_safety;
     let (method, path) = (&request.method, &request.path);
-    // A key makes a re-send harmless only where the provider deduplicates by it.
-    let cluster = cluster.unwrap_or(&plugin.config.fallback.default_cluster);
-    let deduplicated =
-        request.idempotency_key.is_some() && config.key_deduplicated_by.covers(cluster, path);
+    // A key makes a re-send harmless only where the provider deduplicates by it: on every
+    // cluster the request may reach (the default cluster when its model is not known).
+    let default = [plugin.config.fallback.default_cluster.as_str()];
+    let clusters = if clusters.is_empty() {
+        &default[..]
+    } else {
+        clusters
+    };
+    let deduplicated = request.idempotency_key.is_some()
+        && clusters
+            .iter()
+            .all(|c| config.key_deduplicated_by.covers(c, path));
     let judgement = safety::judge(
         config,
         method,
@@ -93,7 +101,7 @@ pub fn init_slots(plugin: &Plugin) {
 
 /// Frees the key's slot at once: the request was refused before anything was sent.
 pub fn release(slot_index: u64, hash: u64) {
-    finish(slot_index, hash, 0, true);
+    settle(slot_index, hash, true);
 }
 
 /// Claims the key's slot; `Err` with the answer to give when the key is a duplicate.
@@ -122,7 +130,14 @@ pub fn claim(plugin: &Plugin, slot_index: u64, hash: u64) -> Result<(), Dedup> {
 /// known (5xx, timeouts) keeps the key refused for the window; an answer that proves nothing
 /// was done (4xx, a proven rejection) frees it, so the client may retry with the same key.
 pub fn finish(slot_index: u64, hash: u64, status: u16, proven_rejection: bool) {
-    let release = proven_rejection || ((400..500).contains(&status) && status != 408);
+    // The last attempt's proven rejection counts only when it is the answer the client got.
+    let rejected = proven_rejection && matches!(status, 429 | 529);
+    let release = rejected || ((400..500).contains(&status) && status != 408);
+    settle(slot_index, hash, release);
+}
+
+/// Ends the key's request: freed (`release`), or kept refused for the window.
+fn settle(slot_index: u64, hash: u64, release: bool) {
     host::cas_update(&slot_key(slot_index), |current| {
         let current = current.map(Slot::decode)?;
         if current.key_hash != hash || !current.in_flight {

@@ -40,6 +40,14 @@ pub fn forget(context_id: u32) {
     });
 }
 
+/// Whether the stream is still held (not released by its callbacks nor by the timer).
+pub fn is_held(context_id: u32) -> bool {
+    HOLDS.with(|h| {
+        h.try_borrow()
+            .is_ok_and(|h| h.held.iter().any(|(id, _)| *id == context_id))
+    })
+}
+
 /// Whether the timer released this stream (and forgets that it did).
 pub fn take_released(context_id: u32) -> bool {
     HOLDS.with(|h| {

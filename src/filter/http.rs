@@ -84,6 +84,8 @@ pub struct Stream {
     request: RequestHeaders,
     /// The request body's `content-encoding`.
     request_encoding: Encoding,
+    /// Client position: this filter answered the request itself (its reply is not judged).
+    local_reply: bool,
 }
 
 impl Stream {
@@ -105,6 +107,7 @@ impl Stream {
             idempotency: None,
             request: RequestHeaders::default(),
             request_encoding: Encoding::Identity,
+            local_reply: false,
         }
     }
 
@@ -478,25 +481,22 @@ impl Stream {
         if let Some((index, hash)) = guard::idempotency(&plugin, &self.request) {
             if let Err(why) = guard::claim(&plugin, index, hash) {
                 guard::refuse_duplicate(&plugin, slot, why);
+                self.local_reply = true;
                 return Action::Pause;
             }
             self.idempotency = Some((index, hash));
         }
-        let requested_cluster = field
-            .as_ref()
-            .ok()
-            .and_then(|f| plugin.config.model(&f.value))
-            .map(|m| {
-                m.cluster_or(&plugin.config.fallback.default_cluster)
-                    .to_owned()
-            });
-        let judgement = guard::judge_request(
-            &plugin,
-            slot,
-            &body,
-            &self.request,
-            requested_cluster.as_deref(),
-        );
+        // Every cluster the request's chain can reach: a key makes a re-send harmless only if
+        // each of them deduplicates by it.
+        let default_cluster = plugin.config.fallback.default_cluster.as_str();
+        let clusters: Vec<&str> = match &field {
+            Ok(f) => crate::plan::chain(&plugin.config, &f.value, self.request.task.as_deref())
+                .into_iter()
+                .map(|m| m.cluster_or(default_cluster))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        let judgement = guard::judge_request(&plugin, slot, &body, &self.request, &clusters);
         if !judgement.safe {
             self.unsafe_reason = Some(judgement.reason);
         }
@@ -510,12 +510,17 @@ impl Stream {
                 !judgement.safe,
                 &self.request,
             ) {
-                fallback::Start::Route { cluster: c } => cluster = c,
+                fallback::Start::Route { cluster: c } => {
+                    cluster = c;
+                    let encoding = self.request_encoding;
+                    requests::with(&id, |s| s.body_encoding = encoding);
+                }
                 fallback::Start::Refuse => {
                     // Answered locally, nothing was sent: the key is free again.
                     if let Some((index, hash)) = self.idempotency.take() {
                         guard::release(index, hash);
                     }
+                    self.local_reply = true;
                     return Action::Pause;
                 }
                 fallback::Start::Unmanaged => {}
@@ -538,7 +543,7 @@ impl Stream {
         let Some(plugin) = self.plugin.clone() else {
             return Action::Continue;
         };
-        let judgement = guard::judge_request(&plugin, self.slot(), b"", &self.request, None);
+        let judgement = guard::judge_request(&plugin, self.slot(), b"", &self.request, &[]);
         if !judgement.safe {
             self.unsafe_reason = Some(judgement.reason);
         }
@@ -571,6 +576,7 @@ impl Stream {
         let field = crate::model_field::find_model(&body);
         let target = requests::with(&id, |state| {
             state.tried.push(state.next.clone());
+            state.proven_rejection = false;
             state.next.clone()
         });
         let (Ok(field), Some(target)) = (field, target) else {
@@ -605,6 +611,11 @@ impl Stream {
                     break;
                 }
             }
+        }
+        // A compressed original goes out plain on every attempt, rewritten or not: the headers
+        // (no content-encoding, this content-length) carry over to the next attempt.
+        if decoded && out.is_none() {
+            out = Some(body.clone());
         }
         if let Some(rewritten) = out {
             if host::set_body(BufferType::HttpRequestBody, body_size, &rewritten) {
@@ -677,9 +688,15 @@ impl Stream {
     /// Upstream position, attempt over: an attempt that did not end with a complete answer is
     /// told apart by what Envoy recorded ([`Ending`]).
     fn upstream_done(&mut self, plugin: &Plugin) {
+        // Headers held and never released: the client saw nothing of this answer.
+        let unreleased = matches!(self.response, Response::StreamStart { .. })
+            && holds::is_held(self.context_id);
         holds::forget(self.context_id);
-        if self.attempt_model.is_none() {
+        if self.attempt_model.is_none() || (self.answered && self.complete) {
             return;
+        }
+        if unreleased {
+            self.answered = false;
         }
         let flags = host::property(vec!["response", "flags"])
             .map_or(0, |b| crate::attempt::flags_from_property(&b));
@@ -781,7 +798,20 @@ impl HttpContext for Stream {
                 if fallback {
                     self.request_id = identity::of_attempt();
                 }
-                host::header(request_headers, "content-encoding")
+                // The client's encoding, as the client filter recorded it: an earlier attempt
+                // may have removed the header while the router replays the original bytes.
+                let recorded = self
+                    .request_id
+                    .as_deref()
+                    .and_then(|id| requests::with(id, |s| s.body_encoding));
+                match recorded {
+                    Some(Encoding::Identity) => None,
+                    Some(Encoding::Gzip) => Some(b"gzip".to_vec()),
+                    Some(Encoding::Deflate) => Some(b"deflate".to_vec()),
+                    Some(Encoding::Other) | None => {
+                        host::header(request_headers, "content-encoding")
+                    }
+                }
             }
             Role::Client if fallback => {
                 self.request = RequestHeaders::read(&plugin.config);
@@ -897,6 +927,11 @@ impl HttpContext for Stream {
             .and_then(|s| std::str::from_utf8(&s).ok()?.parse::<u16>().ok())
             .unwrap_or(0);
         self.status = status;
+        if plugin.role != Role::Upstream && self.local_reply {
+            // The filter's own answer (a duplicate, a batch refusal, an exhausted chain) says
+            // what it is already: nothing to judge or explain.
+            return Action::Continue;
+        }
         if plugin.role != Role::Upstream {
             // Upstream answers were judged by the upstream filter; only Envoy's own replies
             // (timeouts, connect failures, no healthy upstream) are left to judge here.

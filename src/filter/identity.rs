@@ -22,16 +22,25 @@ const STATE_KEY: &str = "llm_fallback_request";
 
 thread_local! {
     static NEXT: Cell<u64> = const { Cell::new(1) };
+    /// This VM's start, so that a VM that replaced a crashed one never mints an id the old one
+    /// gave to a request whose retries are still running.
+    static EPOCH: Cell<u64> = const { Cell::new(0) };
 }
 
 /// Client position: a fresh id for this request, stored in its filter state.
 pub fn mint() -> Option<String> {
+    let epoch = EPOCH.with(|epoch| {
+        if epoch.get() == 0 {
+            epoch.set(host::now_unix_ms().max(1));
+        }
+        epoch.get()
+    });
     let n = NEXT.with(|next| {
         let n = next.get();
         next.set(n.wrapping_add(1));
         n
     });
-    let id = format!("r{n}");
+    let id = format!("{epoch:x}-{n}");
     host::set_property(STATE_KEY, id.as_bytes()).then_some(id)
 }
 

@@ -159,6 +159,9 @@ pub fn headers(map: MapType) -> Result<Vec<(String, Vec<u8>)>, Status> {
     // SAFETY: pointers to live locals.
     ok(unsafe { proxy_get_header_map_pairs(map as u32, &mut data, &mut size) })?;
     let bytes = take(data, size);
+    if bytes.is_empty() {
+        return Ok(Vec::new());
+    }
     let pairs = abi::decode_map(&bytes).ok_or(Status::SerializationFailure)?;
     Ok(pairs
         .into_iter()

@@ -52,6 +52,9 @@ pub struct RequestState {
     pub unsafe_: bool,
     /// The last failed answer proved the request was rejected before any processing.
     pub proven_rejection: bool,
+    /// The client sent the body compressed: every attempt inflates it and sends it plain (the
+    /// router replays the original bytes, while header changes carry over between attempts).
+    pub body_encoding: crate::inflate::Encoding,
 }
 
 #[derive(Default)]

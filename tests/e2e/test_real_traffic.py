@@ -255,6 +255,9 @@ def test_a_chain_out_of_quota_is_answered_without_calling_anyone(fresh, mock, mo
     assert (len(mock.requests()), len(mock_b.requests())) == (before_a, before_b)
     assert third.status_code == 429
     assert third.headers["x-llm-error-class"] == "quota_exhausted"
+    # The filter's own answer is not judged again on its way out.
+    assert third.headers["x-llm-error-reason"] == "every model of the chain is unavailable"
+    assert "x-llm-retry-after-ms" not in third.headers
     assert third.headers["x-should-retry"] == "false"
     assert 3000 <= int(third.headers["retry-after"]) <= 3600
     assert third.json()["error"]["code"] == "all_models_unavailable"

@@ -216,7 +216,9 @@ def test_a_gzipped_request_body_is_read_and_its_fallback_sent_plain(fresh, mock,
     r = ask(envoy, "gpt-4o", {"content-encoding": "gzip"}, body=body)
     assert r.status_code == 200 and r.headers["x-llm-model"] == "llama-3.1-8b", r.headers
     first, second = mock.requests()
-    assert first["headers"].get("content-encoding") == "gzip"
+    # Every attempt sends the decoded body (see the next test for why).
+    assert "content-encoding" not in first["headers"]
+    assert json.loads(first["body"])["model"] == "gpt-4o"
     assert "content-encoding" not in second["headers"]
     assert json.loads(second["body"])["model"] == "llama-3.1-8b"
 
@@ -232,3 +234,32 @@ def test_a_model_is_read_past_invalid_text_elsewhere(fresh, mock, mock_b):
     r = ask(envoy, "claude-haiku-4-5", body=deep)
     assert r.headers.get("x-llm-model") == "claude-haiku-4-5"
     assert len(mock_b.requests()) == 2 and mock.requests() == []
+
+
+def test_a_key_stays_refused_after_a_retry_succeeded(fresh, mock, mock_b):
+    """A proven rejection of an earlier attempt says nothing once a later attempt served."""
+    envoy = fresh()
+    mock.script("gpt-4o", steps=[{"status": 429, "headers": {"retry-after": "0"}, "body": RATE}])
+    key = {"idempotency-key": "k-retried", "authorization": "Bearer sk-1"}
+    first = ask(envoy, "gpt-4o", key)
+    assert first.status_code == 200 and first.headers["x-llm-attempts"] == "2"
+    again = ask(envoy, "gpt-4o", key)
+    assert again.status_code == 409
+    assert len(mock.requests()) == 2
+
+
+def test_a_gzipped_body_stays_valid_on_every_attempt(fresh, mock, mock_b):
+    """Header changes carry over between attempts while the router replays the original bytes:
+    every attempt of a compressed body goes out plain and whole."""
+    import gzip as gz
+    envoy = fresh()
+    mock.script("*", steps=[{"status": 429, "body": MODEL_QUOTA}])
+    mock.script("llama-3.1-8b", steps=[{"status": 503}])
+    r = ask(envoy, "gpt-4o", {"content-encoding": "gzip"}, body=gz.compress(chat_body("gpt-4o")))
+    assert r.status_code == 200 and r.headers["x-llm-model"] == "llama-3.1-8b", r.headers
+    sends = mock.requests()
+    assert len(sends) == 3
+    for send in sends[1:]:
+        assert "content-encoding" not in send["headers"]
+        assert json.loads(send["body"])["model"] == "llama-3.1-8b"
+        assert int(send["headers"]["content-length"]) == len(send["body"].encode())
