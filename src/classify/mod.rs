@@ -232,6 +232,7 @@ fn decide(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> (Decisi
     }
     let decision = decisive_phrase(evidence)
         .or_else(|| specific_code(evidence, answer.now_unix_ms))
+        .or_else(|| prompt_too_large(evidence).map(|p| (ErrorClass::ContextOverflow, p)))
         .or_else(|| indicative_phrase(evidence))
         .or_else(|| generic_code(evidence).map(|d| not_found_path(d, answer.status, evidence)))
         .unwrap_or_else(|| by_status(answer.status, evidence));
@@ -420,6 +421,46 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
     model_missing(evidence)
 }
 
+/// A prompt too large for the model, phrased as a token count or a length ("too many tokens:
+/// size limit exceeded", "prompt too long; exceeded max context length", "Input Tokens Exceeded",
+/// "the total length of all messages is too long"), unless the message speaks of a rate window
+/// or a wait ("too many tokens per minute", "too many tokens, please wait" are rate limits).
+fn prompt_too_large(evidence: &Evidence) -> Option<String> {
+    const SIZE: &[&str] = &[
+        "too many tokens",
+        "prompt too long",
+        "max context length",
+        "context length",
+        "input tokens exceeded",
+        "input tokens exceeds",
+        "number of input tokens",
+        "messages is too long",
+        "messages are too long",
+    ];
+    const RATE: &[&str] = &[
+        "per min",
+        "per minute",
+        "per second",
+        "per day",
+        "per hour",
+        "tpm",
+        "rpm",
+        "tpd",
+        "rate limit",
+        "wait",
+        "slow down",
+        "throttled",
+    ];
+    evidence.messages.iter().find_map(|m| {
+        if RATE.iter().any(|r| has_phrase(m, r)) {
+            return None;
+        }
+        SIZE.iter()
+            .find(|p| has_phrase(m, p))
+            .map(|p| format!("message \"{p}\""))
+    })
+}
+
 /// A free or trial allowance that is used up ("the free tier of the model has been exhausted",
 /// "trial quota exceeded"): nothing but a plan change or a reset helps.
 fn allowance_used_up(evidence: &Evidence) -> Option<String> {
@@ -595,6 +636,8 @@ const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
     ),
     // Context windows.
     ("context_length_exceeded", ErrorClass::ContextOverflow),
+    ("too_many_tokens", ErrorClass::ContextOverflow),
+    ("too_many_prompt_tokens", ErrorClass::ContextOverflow),
     ("context_window_exceeded", ErrorClass::ContextOverflow),
     ("request_too_large", ErrorClass::ContextOverflow),
     ("string_above_max_length", ErrorClass::ContextOverflow),

@@ -1136,3 +1136,40 @@ fn budgets_and_spend_caps_are_quota_stops() {
         );
     }
 }
+
+#[wasm_bindgen_test(unsupported = test)]
+fn prompts_too_large_are_told_from_token_rate_limits() {
+    let class = |status: u16, message: &str| {
+        let body = serde_json::json!({"error": {"message": message}}).to_string();
+        let answer = Answer {
+            status,
+            headers: &[],
+            body: body.as_bytes(),
+            code_details: None,
+            now_unix_ms: 0,
+        };
+        classify(&answer).class
+    };
+    assert_eq!(
+        class(400, "too many tokens: size limit exceeded by 25836 tokens"),
+        ErrorClass::ContextOverflow
+    );
+    assert_eq!(
+        class(
+            400,
+            "prompt too long; exceeded max context length by 1119046 tokens"
+        ),
+        ErrorClass::ContextOverflow
+    );
+    assert_eq!(
+        class(429, "Too many tokens per minute, slow down"),
+        ErrorClass::RateLimited
+    );
+    assert_eq!(
+        class(
+            429,
+            "Rate limit reached on tokens per min (TPM): context length of your requests"
+        ),
+        ErrorClass::RateLimited
+    );
+}
