@@ -44,6 +44,22 @@
 
 use std::ops::Range;
 
+/// The character a one-letter JSON escape (`\n`, `\"`, ...) stands for; `None` for `u` and
+/// anything that is not an escape.
+pub(crate) fn simple_escape(byte: u8) -> Option<char> {
+    Some(match byte {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        _ => return None,
+    })
+}
+
 /// Longest model name we accept; longer values are reported as [`Skip::ModelTooLong`].
 pub const MAX_MODEL_LEN: usize = 256;
 /// Levels whose kind (object or array) is kept: one bit each in a `u128`. Deeper levels are
@@ -559,16 +575,9 @@ impl ModelScanner {
         match self.escape {
             Escape::None => EscapeStep::Invalid,
             Escape::Backslash => {
-                let c = match b {
-                    b'"' => '"',
-                    b'\\' => '\\',
-                    b'/' => '/',
-                    b'b' => '\u{8}',
-                    b'f' => '\u{c}',
-                    b'n' => '\n',
-                    b'r' => '\r',
-                    b't' => '\t',
-                    b'u' => {
+                let c = match (b, simple_escape(b)) {
+                    (_, Some(c)) => c,
+                    (b'u', None) => {
                         self.escape = Escape::Unicode { digits: 0, code: 0 };
                         return EscapeStep::Pending;
                     }

@@ -614,16 +614,9 @@ pub mod prefix {
                     return Ok((out, false));
                 };
                 self.pos += 1;
-                let c = match escape {
-                    b'"' => '"',
-                    b'\\' => '\\',
-                    b'/' => '/',
-                    b'b' => '\u{8}',
-                    b'f' => '\u{c}',
-                    b'n' => '\n',
-                    b'r' => '\r',
-                    b't' => '\t',
-                    b'u' => match self.unicode_escape()? {
+                let c = match (escape, crate::model_field::simple_escape(escape)) {
+                    (_, Some(c)) => c,
+                    (b'u', None) => match self.unicode_escape()? {
                         Some(c) => c,
                         None => return Ok((out, false)),
                     },
