@@ -80,6 +80,10 @@ pub struct Inflater {
     corrupt: bool,
     /// The compressed stream reached its end marker.
     ended: bool,
+    /// A gzip member (an 8-byte CRC and size trail its deflate stream).
+    gzip: bool,
+    /// Input bytes left over after the end marker.
+    trailing: usize,
 }
 
 impl std::fmt::Debug for Inflater {
@@ -108,6 +112,8 @@ impl Inflater {
             limit,
             corrupt: false,
             ended: false,
+            gzip: encoding == Encoding::Gzip,
+            trailing: 0,
         })
     }
 
@@ -121,7 +127,12 @@ impl Inflater {
         let mut input = input;
         loop {
             match &mut self.framing {
-                Framing::Done => return,
+                Framing::Done => {
+                    if self.ended {
+                        self.trailing = self.trailing.saturating_add(input.len());
+                    }
+                    return;
+                }
                 Framing::GzipHeader(header) => {
                     let before = header.len();
                     header.extend_from_slice(input);
@@ -193,6 +204,7 @@ impl Inflater {
             match result.status {
                 Ok(MZStatus::StreamEnd) => {
                     self.ended = true;
+                    self.trailing = self.trailing.saturating_add(input.len());
                     self.framing = Framing::Done;
                     self.state = None;
                     return;
@@ -221,7 +233,10 @@ pub fn inflate_complete(encoding: Encoding, body: &[u8], limit: usize) -> Option
     let mut inflater = Inflater::new(encoding, limit)?;
     let mut out = Vec::new();
     inflater.feed(body, &mut |piece| out.extend_from_slice(piece));
-    (inflater.ended && !inflater.corrupt).then_some(out)
+    // Exactly one member and nothing after it: a second gzip member or trailing bytes would be
+    // dropped by a rewrite, so such a body is not rewritten at all.
+    let expected_trailer = if inflater.gzip { 8 } else { 0 };
+    (inflater.ended && !inflater.corrupt && inflater.trailing == expected_trailer).then_some(out)
 }
 
 /// Inflates a (possibly truncated) compressed body, keeping at most `limit` decoded bytes.
@@ -358,6 +373,21 @@ mod tests {
         assert_eq!(
             inflate_complete(Encoding::Gzip, &body, 1 << 22).map(|b| b.len()),
             Some(big.len())
+        );
+        // Two members, or bytes after the member: not one whole body.
+        let two: Vec<u8> = gzip(QUOTA).into_iter().chain(gzip(QUOTA)).collect();
+        assert_eq!(inflate_complete(Encoding::Gzip, &two, 1 << 20), None);
+        let mut junk = gzip(QUOTA);
+        junk.extend(b"junk");
+        assert_eq!(inflate_complete(Encoding::Gzip, &junk, 1 << 20), None);
+        assert_eq!(
+            inflate_complete(Encoding::Gzip, &gzip(QUOTA), 1 << 20).as_deref(),
+            Some(QUOTA)
+        );
+        let zlib = compress_to_vec_zlib(QUOTA, 6);
+        assert_eq!(
+            inflate_complete(Encoding::Deflate, &zlib, 1 << 20).as_deref(),
+            Some(QUOTA)
         );
     }
 

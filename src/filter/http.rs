@@ -543,6 +543,15 @@ impl Stream {
         let Some(plugin) = self.plugin.clone() else {
             return Action::Continue;
         };
+        // Duplicates are refused whatever the body's encoding.
+        if let Some((index, hash)) = guard::idempotency(&plugin, &self.request) {
+            if let Err(why) = guard::claim(&plugin, index, hash) {
+                guard::refuse_duplicate(&plugin, self.slot(), why);
+                self.local_reply = true;
+                return Action::Pause;
+            }
+            self.idempotency = Some((index, hash));
+        }
         let judgement = guard::judge_request(&plugin, self.slot(), b"", &self.request, &[]);
         if !judgement.safe {
             self.unsafe_reason = Some(judgement.reason);
@@ -820,8 +829,17 @@ impl HttpContext for Stream {
                 self.request.content_encoding.clone()
             }
             Role::Client | Role::Status => {
-                // Nothing to route: a client's copy of the routing header must not steer Envoy.
-                host::remove_header(request_headers, &plugin.config.fallback.cluster_header);
+                // Nothing to route: a client's copy of the routing header must not steer Envoy,
+                // and the filter's policy headers are not for providers.
+                let config = &plugin.config;
+                for name in [
+                    &config.fallback.cluster_header,
+                    &config.fallback.priority_header,
+                    &config.fallback.task_header,
+                    &config.retry_safety.header,
+                ] {
+                    host::remove_header(request_headers, name);
+                }
                 host::header(request_headers, "content-encoding")
             }
         };

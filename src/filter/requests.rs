@@ -131,11 +131,15 @@ pub fn remove(id: &str) -> Option<RequestState> {
         let Ok(mut s) = s.try_borrow_mut() else {
             return None;
         };
+        let s = &mut *s;
         let state = s.map.remove(id);
         if let Some(gone) = &state {
             s.body_bytes = s.body_bytes.saturating_sub(body_len(gone));
-            if let Some(pos) = s.order.iter().rposition(|k| k == id) {
-                s.order.remove(pos);
+            // Ids stay in `order` until it is compacted (a scan per removal would cost O(n)
+            // with many requests in flight); eviction skips ids that are gone.
+            if s.order.len() > 2 * s.map.len() + 64 {
+                let map = &s.map;
+                s.order.retain(|k| map.contains_key(k));
             }
         }
         state

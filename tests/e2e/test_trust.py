@@ -263,3 +263,17 @@ def test_a_gzipped_body_stays_valid_on_every_attempt(fresh, mock, mock_b):
         assert "content-encoding" not in send["headers"]
         assert json.loads(send["body"])["model"] == "llama-3.1-8b"
         assert int(send["headers"]["content-length"]) == len(send["body"].encode())
+
+
+def test_duplicates_are_refused_whatever_the_body_encoding(fresh, mock, mock_b):
+    envoy = fresh()
+    mock.script("*", default={"delay_ms": 600})
+    key = {"idempotency-key": "k-brotli", "authorization": "Bearer sk-1", "content-encoding": "br"}
+    body = b"\x1b\x2f\x00\xf8brotli-bytes"
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        first = pool.submit(ask, envoy, "gpt-4o", key, "/v1/chat/completions", body)
+        time.sleep(0.2)
+        second = ask(envoy, "gpt-4o", key, body=body)
+        assert second.status_code == 409
+        assert first.result().status_code == 400  # the mock cannot read brotli: it answers 400
+    assert len(mock.requests()) == 1
