@@ -113,6 +113,7 @@ class Envoy:
         concurrency: int = 2,
         prefix: list[str] | None = None,
         cwd: Path | None = None,
+        log_level: str = "debug",
     ):
         self.port = free_port()
         self.admin_port = free_port()
@@ -137,7 +138,7 @@ class Envoy:
                 "--concurrency", str(concurrency),
                 "--disable-hot-restart",
                 "--log-level", "info",
-                "--component-log-level", "wasm:debug",
+                "--component-log-level", f"wasm:{log_level}",
                 "--log-path", str(self.log_path),
                 "--file-flush-interval-msec", "100",
             ],

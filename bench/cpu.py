@@ -1,0 +1,217 @@
+"""What the filter costs in Envoy CPU per request: `make bench-cpu` (about 4 minutes).
+
+Three Envoys run the same listener, route (retry policy, `retriable_headers`, cluster header),
+clusters and circuit breakers, all derived from the shipped envoy/envoy.yaml so that they cannot
+drift apart:
+  plain      the shipped config without the filter (the client sends the routing header itself)
+  floor      the shipped config with bench/empty-filter (a proxy-wasm filter that does nothing)
+             in both positions, same VM settings: what any two-position wasm filter costs
+  shipped    the shipped config as it is
+
+Each Envoy runs with `--concurrency 1` on core 0 (log level info, as in production); the mock and
+the load generator share core 1. Cases: a 1 KB chat request, a 100 KB one, and a 1 KB streaming
+request (the mock streams its answer). Each burst is open-loop at a fixed rate for a fixed time,
+so every arm serves the same requests at the same pace; Envoy's CPU is the run time of all its
+threads (/proc/PID/task/*/schedstat) around the burst, divided by the requests Envoy counted
+(`http.llm.downstream_rq_completed`). Arms are interleaved in rotating order within each round;
+the report gives, per case, the median CPU per request and the median of the per-round ratios to
+`plain`.
+
+Writes bench/results/<date>/cpu.{md,json}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import requests
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests/e2e"))
+sys.path.insert(0, str(ROOT / "scripts"))
+from harness import Envoy, Mock  # noqa: E402
+
+LOADGEN = ROOT / "target/release/loadgen"
+EMPTY_WASM = ROOT / "bench/empty-filter/target/wasm32-wasip1/release/empty_filter.wasm"
+SHIPPED = ROOT / "envoy/envoy.yaml"
+GATEWAY_CORE, CLIENT_CORE = "0", "1"
+WASM_TYPE = "type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm"
+
+
+def chat_body(size: int, stream: bool = False) -> bytes:
+    """An OpenAI chat body of about `size` bytes, the `model` key after `messages`."""
+    text = ("The quick brown fox jumps over the lazy dog. " * (size // 45 + 1))[: max(0, size - 120)]
+    body = {"messages": [{"role": "user", "content": text}], "max_tokens": 64, "stream": stream, "model": "gpt-4o"}
+    return json.dumps(body).encode()
+
+
+def without_filter(config: dict) -> dict:
+    """The shipped config with every llm-fallback filter removed, nothing else changed."""
+
+    def keep(f: dict) -> bool:
+        return f.get("typed_config", {}).get("@type") != WASM_TYPE
+
+    for listener in config["static_resources"]["listeners"]:
+        for chain in listener["filter_chains"]:
+            for f in chain["filters"]:
+                hcm = f.get("typed_config", {})
+                if "http_filters" in hcm:
+                    hcm["http_filters"] = [h for h in hcm["http_filters"] if keep(h)]
+    for cluster in config["static_resources"]["clusters"]:
+        for options in cluster.get("typed_extension_protocol_options", {}).values():
+            if "http_filters" in options:
+                options["http_filters"] = [h for h in options["http_filters"] if keep(h)]
+    return config
+
+
+def with_wasm(config: dict, path: Path) -> dict:
+    """The shipped config with every llm-fallback filter running `path` instead."""
+
+    def visit(node):
+        if isinstance(node, dict):
+            if node.get("runtime") == "envoy.wasm.runtime.v8" and "code" in node:
+                node["code"] = {"local": {"filename": str(path)}}
+            for value in node.values():
+                visit(value)
+        elif isinstance(node, list):
+            for value in node:
+                visit(value)
+
+    visit(config)
+    return config
+
+
+def arm_configs(workdir: Path) -> dict[str, Path]:
+    text = SHIPPED.read_text()
+    out = {}
+    for name, transform in (("plain", without_filter),
+                            ("floor", lambda c: with_wasm(c, EMPTY_WASM)),
+                            ("shipped", lambda c: c)):
+        config = transform(yaml.safe_load(text))
+        path = workdir / f"{name}.yaml"
+        # Anchors are expanded on load; the harness substitutes ports and the .wasm path.
+        path.write_text(yaml.safe_dump(config, sort_keys=False, default_flow_style=None, width=1000))
+        out[name] = path
+    return out
+
+
+def envoy_cpu_ns(pid: int) -> int:
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
+def completed(envoy: Envoy) -> int:
+    stats = requests.get(envoy.admin + "/stats?filter=^http\\.llm\\.downstream_rq_completed$&format=json",
+                         timeout=5).json()
+    return int(stats["stats"][0]["value"])
+
+
+def burst(envoy: Envoy, body: Path, rate: int, seconds: float, stream: bool) -> dict:
+    cmd = ["taskset", "-c", CLIENT_CORE, str(LOADGEN), "--url", envoy.url + "/v1/chat/completions",
+           "--body-file", str(body), "--mode", "open", "--rate", str(rate), "--connections", "16",
+           "--duration", str(seconds), "--warmup", "0", "--header", "content-type: application/json",
+           "--header", "x-llm-cluster: llm"]
+    if stream:
+        cmd.append("--stream")
+    n0, cpu0 = completed(envoy), envoy_cpu_ns(envoy.proc.pid)
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60)
+    time.sleep(0.2)  # let the last answers finish inside Envoy
+    cpu1, n1 = envoy_cpu_ns(envoy.proc.pid), completed(envoy)
+    if result.returncode != 0:
+        raise RuntimeError(f"loadgen failed: {result.stderr}")
+    out = json.loads(result.stdout)
+    if out["errors"] or out["non_2xx"]:
+        raise RuntimeError(f"burst had failures: {out['errors']} errors, {out['non_2xx']} non-2xx")
+    served = max(1, n1 - n0)
+    return {"requests": served, "cpu_us_per_request": (cpu1 - cpu0) / 1000 / served,
+            "p50_us": out["latency_us"]["p50"]}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--rate", type=int, default=800)
+    parser.add_argument("--cases", default="1k,100k,stream")
+    parser.add_argument("--arms", default="plain,floor,shipped")
+    parser.add_argument("--out", default=str(ROOT / "bench/results" / dt.date.today().isoformat()))
+    args = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="llm-fallback-cpu-"))
+    cases = {"1k": (chat_body(1_000), False), "100k": (chat_body(100_000), False), "stream": (chat_body(1_000, True), True)}
+    cases = {k: v for k, v in cases.items() if k in args.cases.split(",")}
+    bodies = {}
+    for name, (data, _) in cases.items():
+        bodies[name] = workdir / f"{name}.json"
+        bodies[name].write_bytes(data)
+    configs = arm_configs(workdir)
+    arms = [a for a in args.arms.split(",") if a in configs]
+    mock = Mock(workdir, extra_args=["--threads", "1", "--record-limit", "0"], prefix=["taskset", "-c", CLIENT_CORE])
+    envoys: dict[str, Envoy] = {}
+    samples: dict[str, dict[str, list[dict]]] = {c: {a: [] for a in arms} for c in cases}
+    try:
+        for arm in arms:
+            envoys[arm] = Envoy(workdir, mock.port, config_path=configs[arm], concurrency=1,
+                                prefix=["taskset", "-c", GATEWAY_CORE], cwd=ROOT, log_level="info")
+        for arm in arms:  # warm-up: V8 compiles on first use
+            for case, (_, stream) in cases.items():
+                burst(envoys[arm], bodies[case], args.rate, 1.0, stream)
+        for round_ in range(args.rounds):
+            for case, (_, stream) in cases.items():
+                order = arms[round_ % len(arms):] + arms[:round_ % len(arms)]
+                for arm in order:
+                    sample = burst(envoys[arm], bodies[case], args.rate, args.seconds, stream)
+                    samples[case][arm].append(sample)
+                    print(f"round {round_ + 1} {case:>6} {arm:<8} {sample['cpu_us_per_request']:7.1f} us/request "
+                          f"({sample['requests']} requests)", file=sys.stderr, flush=True)
+    finally:
+        for envoy in envoys.values():
+            envoy.stop()
+        mock.stop()
+
+    report = {"date": dt.datetime.now().isoformat(timespec="seconds"), "command": " ".join(sys.argv),
+              "cpu": next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines()
+                           if l.startswith("model name")), "unknown"),
+              "rate": args.rate, "seconds": args.seconds, "rounds": args.rounds, "cases": {}}
+    lines = [f"# Envoy CPU per request: plain, empty-filter floor, llm-fallback ({report['date']})", "",
+             f"Machine: {report['cpu']}, Envoy `--concurrency 1` pinned to core 0. Command: "
+             f"`{report['command']}`. Open loop, {args.rate} requests/s, {args.seconds} s bursts, "
+             f"{args.rounds} interleaved rounds; ratios are medians of per-round ratios to `plain`.", "",
+             "| case | " + " | ".join(f"{a} (us)" for a in arms) + " | " +
+             " | ".join(f"{a} / plain" for a in arms if a != "plain") + " |",
+             "|---|" + "---|" * (2 * len(arms) - 1)]
+    for case in cases:
+        per_arm = {a: statistics.median(s["cpu_us_per_request"] for s in samples[case][a]) for a in arms}
+        ratios = {}
+        if "plain" in arms:
+            for a in arms:
+                if a != "plain":
+                    ratios[a] = statistics.median(
+                        x["cpu_us_per_request"] / p["cpu_us_per_request"]
+                        for x, p in zip(samples[case][a], samples[case]["plain"]))
+        report["cases"][case] = {"cpu_us_per_request": per_arm, "ratio_to_plain": ratios, "samples": samples[case]}
+        lines.append(f"| {case} | " + " | ".join(f"{per_arm[a]:.1f}" for a in arms) + " | " +
+                     " | ".join(f"{ratios[a]:.2f}x" for a in ratios) + " |")
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "cpu.json").write_text(json.dumps(report, indent=2))
+    (out_dir / "cpu.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,475 @@
+//! The upstream position's decisions, once per router attempt: which model the attempt asks
+//! and how the body is rewritten for it, how its answer is judged, what the model's health
+//! learns, and whether Envoy retries.
+
+use super::{header_safe, jitter, Cx, Effects, Request, Safety};
+use crate::classify::{classify_with, Answer, ErrorClass, Scope, Verdict};
+use crate::config::{MaxTokensPolicy, ModelConfig};
+use crate::health::Admission;
+use crate::model_field;
+use crate::plan::{self, Features, Next, Priority};
+use crate::stats::{Counter, ModelSlot};
+
+/// Response header the upstream filter sets to have the router retry (`retriable_headers`).
+pub const RETRY_MARKER: &str = "x-llm-retry";
+/// Seconds to wait before that retry (`rate_limited_retry_back_off.reset_headers`).
+pub const RETRY_AFTER_MARKER: &str = "x-llm-retry-after-s";
+/// Header value the blocked answers carry.
+pub const BLOCKED: &str = "non-idempotent";
+/// Output-limit keys of the request APIs (chat, chat's newer name, Responses).
+const MAX_TOKENS_KEYS: [&str; 3] = ["max_tokens", "max_completion_tokens", "max_output_tokens"];
+
+/// What an attempt's request headers need.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// The model this attempt asks.
+    pub target: String,
+    /// Whether the body must be read (and maybe rewritten) before the attempt goes out: another
+    /// model, another upstream name, a compressed body sent plain. When false the attempt is
+    /// already recorded and the body streams through unread.
+    pub needs_body: bool,
+}
+
+/// An attempt's request headers: the model it asks, and whether its body must be held.
+pub fn plan(cx: &Cx<'_>, request: &mut Request) -> Plan {
+    let target = request.next.clone();
+    let upstream = cx
+        .config
+        .model(&target)
+        .map_or(target.as_str(), ModelConfig::upstream);
+    let needs_body = target != request.requested
+        || upstream != target
+        || request.body_encoding.readable_compressed();
+    if !needs_body {
+        request.start_attempt();
+    }
+    Plan { target, needs_body }
+}
+
+/// The body an attempt sends, when it differs from what the router replays.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rewrite {
+    /// The model this attempt asks.
+    pub target: String,
+    /// The bytes to send instead of the original (`None`: send it as it is).
+    pub body: Option<Vec<u8>>,
+}
+
+/// An attempt's whole (decoded) body: the attempt starts on `request.next`; the `model` field
+/// asks its upstream name, and a fallback with a smaller output limit gets `max_tokens` lowered
+/// to it (policy `clamp`). `decoded` says the client's bytes were compressed: they go out plain
+/// whether rewritten or not. `None` when the body has no readable `model`.
+pub fn rewrite(cx: &Cx<'_>, request: &mut Request, body: &[u8], decoded: bool) -> Option<Rewrite> {
+    let field = model_field::find_model(body).ok()?;
+    let target = request.start_attempt().to_owned();
+    let model = cx.config.model(&target);
+    let upstream_name = model.map_or(target.as_str(), ModelConfig::upstream);
+    let mut out = (field.value != upstream_name)
+        .then(|| model_field::rewrite(body, &field, upstream_name));
+    let limit = model.and_then(|m| m.max_output_tokens);
+    if let (Some(limit), MaxTokensPolicy::Clamp, true) = (
+        limit,
+        cx.config.fallback.max_tokens,
+        target != request.requested,
+    ) {
+        let current = out.as_deref().unwrap_or(body);
+        if let Some((key, asked, span)) = MAX_TOKENS_KEYS
+            .iter()
+            .find_map(|k| model_field::find_top_level_u64(current, k).map(|(v, s)| (k, v, s)))
+        {
+            if asked > limit {
+                log::info!("{key} {asked} clamped to {limit} for {target}");
+                out = Some(model_field::splice(current, &span, limit.to_string().as_bytes()));
+            }
+        }
+    }
+    // The state keeps no body (its chain has no fallback, or it was evicted): this attempt's
+    // is read anyway, so a failure can still be matched against capabilities.
+    if request.features.is_none() && request.body.is_none() {
+        request.features = Some(Features::of_body(body));
+    }
+    if decoded && out.is_none() {
+        out = Some(body.to_vec());
+    }
+    Some(Rewrite { target, body: out })
+}
+
+/// Classifies an answer, counts it, and returns the headers that say what it was.
+/// `code_details` is set for Envoy's own local replies (timeouts, connect failures).
+pub fn judge(
+    cx: &Cx<'_>,
+    slot: ModelSlot,
+    answer: &Answer<'_>,
+    out: &mut Effects,
+) -> Verdict {
+    let mut verdict = classify_with(answer, cx.rules);
+    let max_wait = cx.config.fallback.max_stated_wait_ms;
+    if let Some(outcome) = plan::bound_wait(&mut verdict, max_wait) {
+        out.count(Counter::WaitHints(outcome));
+        log::info!("stated wait {outcome:?} (at most {max_wait} ms is honoured)");
+    }
+    out.count(Counter::Responses(slot, verdict.class));
+    log::info!(
+        "{} answer {} for model {}: {} ({}){}",
+        if answer.code_details.is_some() {
+            "envoy"
+        } else {
+            "upstream"
+        },
+        answer.status,
+        cx.counters.label(slot),
+        verdict.class.as_str(),
+        verdict.reason,
+        verdict
+            .retry_after_ms
+            .map_or(String::new(), |ms| format!(", retry after {ms} ms"))
+    );
+    annotate(&verdict, out);
+    verdict
+}
+
+/// An error event's payload inside a 200 stream, classified (not counted).
+pub fn stream_verdict(cx: &Cx<'_>, payload: &[u8]) -> Verdict {
+    let answer = Answer {
+        status: 200,
+        headers: &[],
+        body: payload,
+        code_details: None,
+        now_unix_ms: cx.now_ms,
+    };
+    let mut verdict = classify_with(&answer, cx.rules);
+    plan::bound_wait(&mut verdict, cx.config.fallback.max_stated_wait_ms);
+    verdict
+}
+
+/// The headers that say what an answer was; never the body.
+pub fn annotate(verdict: &Verdict, out: &mut Effects) {
+    out.set_header("x-llm-error-class", verdict.class.as_str());
+    out.set_header("x-llm-error-reason", header_safe(&verdict.reason));
+    if let Some(ms) = verdict.retry_after_ms {
+        out.set_header("x-llm-retry-after-ms", ms.to_string());
+    }
+    if verdict.class != ErrorClass::Ok && !verdict.class.same_model_retry_helps() {
+        // The OpenAI and Anthropic SDKs obey this before their own status-based rules.
+        out.set_header("x-should-retry", "false");
+    }
+}
+
+/// Records an answer in the model's error-rate window; true when the rate crossed the threshold.
+fn error_rate_crossed(cx: &Cx<'_>, model: &str, is_error: bool) -> bool {
+    let Some(index) = cx.config.models.iter().position(|m| m.name == model) else {
+        return false;
+    };
+    let Ok(mut windows) = cx.windows.try_borrow_mut() else {
+        return false;
+    };
+    windows
+        .get_mut(index)
+        .is_some_and(|w| w.record(cx.now_ms, is_error, &cx.config.fallback))
+}
+
+/// Opens `model`'s circuit for its error rate; returns the new deadline.
+fn open_for_error_rate(cx: &Cx<'_>, seed: &str, model: &str) -> u64 {
+    let jitter = jitter(seed, cx.now_ms);
+    let (h, _) = cx.health.update(model, &mut |h| {
+        h.open_for_error_rate(cx.now_ms, &cx.config.fallback, jitter);
+        true
+    });
+    log::warn!(
+        "{model}: error rate above {} over {} ms: circuit opened",
+        cx.config.fallback.error_rate_threshold,
+        cx.config.fallback.window_ms
+    );
+    h.cooldown_until_ms
+}
+
+/// A 2xx answer from `model`: its health is told (closing a circuit it had open).
+pub fn succeeded(
+    cx: &Cx<'_>,
+    request: Option<&mut Request>,
+    seed: &str,
+    model: &str,
+    out: &mut Effects,
+) {
+    if error_rate_crossed(cx, model, false) {
+        // The window filled up with errors still above the threshold.
+        open_for_error_rate(cx, seed, model);
+        let slot = cx.counters.slot(Some(model));
+        out.count(Counter::CooldownsOpened(slot, ErrorClass::Overloaded));
+        return;
+    }
+    let (probe, known_clean) = match request {
+        Some(r) => {
+            r.served = Some(model.to_owned());
+            if let Safety::Unsafe { proven_rejection } = &mut r.safety {
+                *proven_rejection = false;
+            }
+            let known_clean = r.clean_at_start.as_deref() == Some(model);
+            (std::mem::take(&mut r.probe), known_clean)
+        }
+        None => (false, false),
+    };
+    // The client read this model's health a moment ago and it was clean: a success changes
+    // nothing, so the shared record is not read again.
+    if known_clean || cx.health.read(model).is_clean() {
+        return;
+    }
+    let (_, wrote) = cx.health.update(model, &mut |h| {
+        if h.is_clean() {
+            return false;
+        }
+        h.on_success();
+        true
+    });
+    if wrote {
+        if probe {
+            out.count(Counter::SwitchBacks(cx.counters.slot(Some(model))));
+        }
+        log::info!("{model} answered again: circuit closed, traffic switches back to it");
+    }
+}
+
+/// Records a failure of `model` in its health (and, for an account-wide quota stop, in the
+/// health of every model of the account) and in its error-rate window. Returns the new
+/// cooldown deadline when this failure opened or extended the model's circuit.
+pub fn record_failure(
+    cx: &Cx<'_>,
+    seed: &str,
+    model: &ModelConfig,
+    verdict: &Verdict,
+    out: &mut Effects,
+) -> Option<u64> {
+    let config = cx.config;
+    let now = cx.now_ms;
+    let jitter = jitter(seed, now);
+    let fail = |name: &str| {
+        let mut opened = None;
+        cx.health.update(name, &mut |h| {
+            let before = *h;
+            opened = h.on_failure(
+                verdict.class,
+                verdict.retry_after_ms,
+                now,
+                &config.fallback,
+                jitter,
+            );
+            *h != before
+        });
+        opened
+    };
+    let mut opened = fail(&model.name);
+    let is_error = matches!(verdict.class, ErrorClass::Overloaded | ErrorClass::Timeout);
+    if is_error && error_rate_crossed(cx, &model.name, true) && opened.is_none() {
+        opened = Some(open_for_error_rate(cx, seed, &model.name));
+    }
+    if let Some(until) = opened {
+        let slot = cx.counters.slot(Some(&model.name));
+        out.count(Counter::CooldownsOpened(slot, verdict.class));
+        log::warn!(
+            "{} cooling down for {} ms after {}",
+            model.name,
+            until.saturating_sub(now),
+            verdict.class.as_str()
+        );
+    }
+    if verdict.class == ErrorClass::QuotaExhausted && verdict.scope == Scope::Account {
+        let account = config.account_of(model);
+        let mut cooled = Vec::new();
+        for other in config
+            .models_of_account(account)
+            .filter(|m| m.name != model.name)
+        {
+            if let Some(until) = fail(&other.name) {
+                let other_slot = cx.counters.slot(Some(&other.name));
+                out.count(Counter::CooldownsOpened(other_slot, verdict.class));
+                cooled.push(format!("{} ({} ms)", other.name, until.saturating_sub(now)));
+            }
+        }
+        if let Some(account_slot) = cx.counters.account_slot(account) {
+            out.count(Counter::AccountQuotaStops(account_slot));
+        }
+        log::warn!(
+            "account {account} is out of quota ({}): every model of it cools down; also {}",
+            verdict.reason,
+            if cooled.is_empty() {
+                "none".to_owned()
+            } else {
+                cooled.join(", ")
+            }
+        );
+    }
+    opened
+}
+
+/// Whether a failed answer proves the request was rejected before any processing, so that a
+/// request that may act can be sent again: an explicit 429/529 rejection of a known kind with
+/// a provider error body (not judged from the status alone).
+pub fn proven_rejection(status: u16, verdict: &Verdict) -> bool {
+    matches!(status, 429 | 529)
+        && matches!(
+            verdict.class,
+            ErrorClass::RateLimited | ErrorClass::Overloaded | ErrorClass::QuotaExhausted
+        )
+        && !verdict.reason.starts_with("status=")
+}
+
+/// Whether the failed attempt has an answer whose headers can still be written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seen {
+    /// An answer (status and maybe body): its headers carry the retry marker and explanation.
+    Answer,
+    /// No answer (a per-try timeout, a reset, a connect failure), seen only when the attempt
+    /// ended: only the state for the next attempt is written.
+    Nothing,
+}
+
+/// What a failed attempt leads to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum After {
+    /// The request may act and nothing proves it was not processed: not re-sent.
+    Blocked,
+    /// Ask again: `Next::Retry` (same model) or `Next::Switch` (another), or `Next::Stop`.
+    Next(Next),
+    /// Nothing more in this request; a model on another cluster could serve the client's
+    /// next request (told by `x-should-retry: true` and `x-llm-fallback-next`).
+    Elsewhere(String),
+}
+
+/// After a failed answer from `model` (the attempt's model): updates its health and decides
+/// the next attempt; header effects only when `seen` is an answer.
+#[allow(clippy::too_many_arguments)]
+pub fn after_failure(
+    cx: &Cx<'_>,
+    request: &mut Request,
+    seed: &str,
+    model: &str,
+    status: u16,
+    verdict: &Verdict,
+    seen: Seen,
+    out: &mut Effects,
+) -> After {
+    let config = cx.config;
+    let Some(current) = config.model(model) else {
+        return After::Next(Next::Stop);
+    };
+    let now = cx.now_ms;
+    let opened = record_failure(cx, seed, current, verdict, out);
+    let slot = cx.counters.slot(Some(model));
+    let proven = proven_rejection(status, verdict);
+    if let Safety::Unsafe { proven_rejection } = &mut request.safety {
+        *proven_rejection = proven;
+        if !proven {
+            // Counted once, by the client filter, on the final answer.
+            if seen == Seen::Answer {
+                out.set_header("x-should-retry", "false");
+                out.set_header("x-llm-retry-blocked", BLOCKED);
+            }
+            log::info!(
+                "{model} answered {} to a request that may act: not re-sent",
+                verdict.class.as_str()
+            );
+            return After::Blocked;
+        }
+    }
+    if request.features.is_none() {
+        request.features = request.body.as_deref().map(Features::of_body);
+    }
+    let all = plan::chain(config, &request.requested, request.task.as_deref());
+    // Attempts stay on the cluster the request was routed to.
+    let here: Vec<&ModelConfig> = all
+        .iter()
+        .copied()
+        .filter(|m| m.cluster_or(&config.fallback.default_cluster) == request.cluster)
+        .collect();
+    let admission = |m: &ModelConfig| cx.health.read(&m.name).admission(now);
+    let decide = |chain: &[&ModelConfig]| {
+        plan::after_failure(
+            config,
+            chain,
+            current,
+            &request.tried,
+            verdict,
+            opened.is_some(),
+            request.priority,
+            request.features.as_ref(),
+            &admission,
+        )
+    };
+    let next = decide(&here);
+    // A fallback on another cluster cannot be asked inside this request (Envoy retries stay on
+    // the routed cluster); the client's next request will be routed to it. Only when this model
+    // is now cooling down: otherwise that request would come back here.
+    let elsewhere = match next {
+        Next::Stop if matches!(admission(current), Admission::Cooling { .. }) => match decide(&all)
+        {
+            Next::Switch(to) => Some(to),
+            _ => None,
+        },
+        _ => None,
+    };
+    match &next {
+        Next::Retry => request.next = model.to_owned(),
+        Next::Switch(to) => {
+            request.next = to.clone();
+            request.fallback_reason.get_or_insert(verdict.class);
+        }
+        Next::Stop => {
+            if request.priority == Priority::Batch {
+                request.retry_after_ms = verdict
+                    .retry_after_ms
+                    .or_else(|| opened.map(|until| until.saturating_sub(now)));
+            }
+        }
+    }
+    let attempt = request.tried.len();
+    if seen == Seen::Nothing {
+        log::info!(
+            "attempt {attempt}: {model} gave no answer ({}); next attempt, if any: {next:?}",
+            verdict.reason
+        );
+        return After::Next(next);
+    }
+    match (&next, elsewhere) {
+        (Next::Stop, Some(to)) => {
+            out.set_header("x-should-retry", "true");
+            out.set_header("x-llm-fallback-next", to.as_str());
+            log::info!(
+                "attempt {attempt}: {model} answered {}; {to} serves on another cluster, \
+                 the client's retry will be routed there",
+                verdict.class.as_str()
+            );
+            return After::Elsewhere(to);
+        }
+        (Next::Stop, None) => log::info!(
+            "attempt {attempt}: {model} answered {} ({}); no other attempt can help",
+            verdict.class.as_str(),
+            header_safe(&verdict.reason)
+        ),
+        (Next::Retry, _) => {
+            out.set_header(RETRY_MARKER, "true");
+            if let Some(wait) = verdict.retry_after_ms {
+                out.set_header(RETRY_AFTER_MARKER, wait.div_ceil(1000).to_string());
+            }
+            log::info!(
+                "attempt {attempt}: {model} answered {}; retrying it{}",
+                verdict.class.as_str(),
+                verdict
+                    .retry_after_ms
+                    .map_or(String::new(), |w| format!(" after {w} ms"))
+            );
+        }
+        (Next::Switch(to), _) => {
+            out.set_header(RETRY_MARKER, "true");
+            out.count(Counter::Fallbacks {
+                from: slot,
+                to: cx.counters.slot(Some(to)),
+                class: verdict.class,
+            });
+            log::info!(
+                "attempt {attempt}: {model} answered {}; falling back to {to}",
+                verdict.class.as_str()
+            );
+        }
+    }
+    After::Next(next)
+}

@@ -1,0 +1,102 @@
+//! The request flow: every decision the filter takes about a request, as plain functions of
+//! the configuration, the request's state, the models' health and the time, returning
+//! [`Effect`]s for the shell to apply. No host calls: the clock is an input (`Cx::now_ms`),
+//! health goes through [`HealthStore`] (shared data in the filter, memory in tests), and
+//! headers, local replies and counters come back as values.
+//!
+//! - [`route`]: the client position: the first model and cluster, exhausted chains, the final
+//!   answer's explanation headers and the client-side retry block.
+//! - [`attempt`]: the upstream position, once per router attempt: which model it asks and how
+//!   the body is rewritten for it, how its answer is judged, what the model's health learns, and
+//!   whether (and where) Envoy retries.
+//! - [`request`]: the state every attempt of a request shares, and its bounded store.
+
+pub mod attempt;
+pub mod effect;
+pub mod request;
+pub mod route;
+
+#[cfg(test)]
+mod tests;
+
+pub use effect::{Effect, Effects};
+pub use request::{Request, RequestStore, Safety};
+
+use crate::classify::rules::Rules;
+use crate::config::Config;
+use crate::health::{ErrorWindow, Health};
+use crate::stats::CounterSet;
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+/// Where the models' health records live (shared data in the filter).
+pub trait HealthStore {
+    /// The model's record now (a healthy record when none is stored or the host fails).
+    fn read(&self, model: &str) -> Health;
+    /// Applies `change` with compare-and-swap, again on contention; `change` returns false to
+    /// leave the record as it is. Returns the record as written (or as found) and whether this
+    /// call wrote it.
+    fn update(&self, model: &str, change: &mut dyn FnMut(&mut Health) -> bool) -> (Health, bool);
+}
+
+/// Health records in memory: the native tests' store, and a reference for the shell's.
+#[derive(Debug, Default)]
+pub struct MemoryHealth(RefCell<HashMap<String, Health>>);
+
+impl HealthStore for MemoryHealth {
+    fn read(&self, model: &str) -> Health {
+        self.0
+            .try_borrow()
+            .ok()
+            .and_then(|m| m.get(model).copied())
+            .unwrap_or_default()
+    }
+
+    fn update(&self, model: &str, change: &mut dyn FnMut(&mut Health) -> bool) -> (Health, bool) {
+        let Ok(mut map) = self.0.try_borrow_mut() else {
+            return (Health::default(), false);
+        };
+        let record = map.entry(model.to_owned()).or_default();
+        let mut next = *record;
+        if change(&mut next) {
+            *record = next;
+            (next, true)
+        } else {
+            (*record, false)
+        }
+    }
+}
+
+/// What every flow step reads: configuration, counters' labels, health, this worker's error
+/// windows, and the time.
+pub struct Cx<'a> {
+    pub config: &'a Config,
+    pub rules: &'a Rules,
+    pub counters: &'a CounterSet,
+    pub health: &'a dyn HealthStore,
+    /// Per configured model (same order): this worker's error-rate window.
+    pub windows: &'a RefCell<Vec<ErrorWindow>>,
+    /// Host wall-clock time, in Unix milliseconds.
+    pub now_ms: u64,
+}
+
+/// A cheap pseudo-random number for cooldown jitter (the VM has no randomness source).
+pub fn jitter(seed: &str, now: u64) -> u64 {
+    seed.bytes().fold(now ^ 0x9e37_79b9_7f4a_7c15, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Header values must be visible ASCII; reasons can quote non-ASCII messages.
+pub fn header_safe(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_graphic() || c == ' ' {
+                c
+            } else {
+                '?'
+            }
+        })
+        .take(200)
+        .collect()
+}

@@ -1,0 +1,210 @@
+//! What every attempt of one request knows about it, and the bounded per-worker store of it.
+//!
+//! All attempts of a request run on the worker that owns the downstream stream, and both filter
+//! positions run in the same VM, so this state lives in VM memory, keyed by the id the client
+//! filter minted for the stream: no shared-data key per request (shared data has no delete). The
+//! store is bounded in entries and in bytes, so that a missed removal or a burst of large
+//! requests never grows memory without bound: past the byte bound the kept request bodies of the
+//! oldest entries go first (they only speed up choosing a fallback), then whole entries.
+
+use crate::classify::ErrorClass;
+use crate::inflate::Encoding;
+use crate::plan::{Features, Priority};
+use std::collections::{HashMap, VecDeque};
+
+/// Entries kept at most per worker; the oldest go first.
+pub const MAX_REQUESTS: usize = 16_384;
+/// Bytes of kept request bodies at most per worker.
+pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+
+/// Whether a request may be sent twice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Safety {
+    /// Re-sending cannot act twice: every failure another attempt can help is retried.
+    Safe,
+    /// The request may act: it is re-sent only after an answer that proves it was rejected
+    /// before any processing (`proven_rejection`, about the last attempt only).
+    Unsafe { proven_rejection: bool },
+}
+
+impl Safety {
+    pub fn is_unsafe(self) -> bool {
+        matches!(self, Self::Unsafe { .. })
+    }
+
+    /// The last attempt's answer proved the request was rejected unprocessed.
+    pub fn proven_rejection(self) -> bool {
+        matches!(
+            self,
+            Self::Unsafe {
+                proven_rejection: true
+            }
+        )
+    }
+}
+
+/// What the attempts of one request know about it.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The model the client asked for.
+    pub requested: String,
+    pub task: Option<String>,
+    pub priority: Priority,
+    /// The cluster the client filter routed to (switches stay within it).
+    pub cluster: String,
+    /// The model the next attempt must ask.
+    pub next: String,
+    /// Models asked so far, in order.
+    pub tried: Vec<String>,
+    /// The model that answered with a success last.
+    pub served: Option<String>,
+    /// The class that caused the first switch away from the requested model.
+    pub fallback_reason: Option<ErrorClass>,
+    /// Whether the first attempt is the probe of a half-open circuit.
+    pub probe: bool,
+    /// Read lazily, at most once, when a fallback is chosen.
+    pub features: Option<Features>,
+    /// The request body as the client sent it (decoded), kept only when the chain has a
+    /// fallback, so that a failure can be matched against fallbacks' capabilities.
+    pub body: Option<Vec<u8>>,
+    /// Set when the upstream asked for a wait the caller should honour (batch requests).
+    pub retry_after_ms: Option<u64>,
+    /// The first model chosen, when its health record was clean at that moment: its success
+    /// then needs no shared-data read.
+    pub clean_at_start: Option<String>,
+    pub safety: Safety,
+    /// The client sent the body compressed: every attempt inflates it and sends it plain (the
+    /// router replays the original bytes, while header changes carry over between attempts).
+    pub body_encoding: Encoding,
+}
+
+impl Request {
+    /// A request routed to `first` on `cluster`, nothing tried yet.
+    pub fn new(requested: &str, first: &str, cluster: &str) -> Self {
+        Self {
+            requested: requested.to_owned(),
+            task: None,
+            priority: Priority::Normal,
+            cluster: cluster.to_owned(),
+            next: first.to_owned(),
+            tried: Vec::new(),
+            served: None,
+            fallback_reason: None,
+            probe: false,
+            features: None,
+            body: None,
+            retry_after_ms: None,
+            clean_at_start: None,
+            safety: Safety::Safe,
+            body_encoding: Encoding::Identity,
+        }
+    }
+
+    /// A new attempt starts on `self.next`: recorded as tried, and an earlier attempt's proven
+    /// rejection says nothing about it.
+    pub fn start_attempt(&mut self) -> &str {
+        self.tried.push(self.next.clone());
+        if let Safety::Unsafe { proven_rejection } = &mut self.safety {
+            *proven_rejection = false;
+        }
+        &self.next
+    }
+
+    /// The model the client is told served (or was asked last).
+    pub fn model_shown(&self) -> &str {
+        self.served
+            .as_deref()
+            .or(self.tried.last().map(String::as_str))
+            .unwrap_or(&self.next)
+    }
+
+    fn body_bytes(&self) -> usize {
+        self.body.as_ref().map_or(0, Vec::capacity)
+    }
+}
+
+/// The requests in flight on one worker, bounded in entries and in kept body bytes.
+#[derive(Debug, Default)]
+pub struct RequestStore {
+    map: HashMap<String, Request>,
+    /// Insertion order, for eviction; ids of removed requests linger until compaction.
+    order: VecDeque<String>,
+    body_bytes: usize,
+}
+
+impl RequestStore {
+    /// Keeps a new request. An id is never reused, so a live entry is never overwritten: an
+    /// insert for an id already present is refused.
+    pub fn insert(&mut self, id: &str, mut request: Request) -> bool {
+        if self.map.contains_key(id) {
+            log::warn!("request state {id} exists already: not overwritten");
+            return false;
+        }
+        if self.map.len() >= MAX_REQUESTS {
+            while let Some(old) = self.order.pop_front() {
+                if let Some(gone) = self.map.remove(&old) {
+                    self.body_bytes = self.body_bytes.saturating_sub(gone.body_bytes());
+                    break;
+                }
+            }
+        }
+        if request.body_bytes() > MAX_BODY_BYTES / 4 {
+            request.body = None;
+        }
+        // Oldest bodies go first until the new one fits.
+        let mut cursor = 0;
+        while self.body_bytes + request.body_bytes() > MAX_BODY_BYTES {
+            let Some(old) = self.order.get(cursor) else {
+                request.body = None;
+                break;
+            };
+            cursor += 1;
+            if let Some(entry) = self.map.get_mut(old) {
+                self.body_bytes = self.body_bytes.saturating_sub(entry.body_bytes());
+                entry.body = None;
+            }
+        }
+        self.body_bytes += request.body_bytes();
+        self.map.insert(id.to_owned(), request);
+        self.order.push_back(id.to_owned());
+        true
+    }
+
+    pub fn get_mut(&mut self, id: &str) -> Option<&mut Request> {
+        self.map.get_mut(id)
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Request> {
+        self.map.get(id)
+    }
+
+    pub fn remove(&mut self, id: &str) -> Option<Request> {
+        let request = self.map.remove(id)?;
+        self.body_bytes = self.body_bytes.saturating_sub(request.body_bytes());
+        // Ids stay in `order` until it is compacted (a scan per removal would cost O(n) with
+        // many requests in flight); eviction skips ids that are gone.
+        if self.order.len() > 2 * self.map.len() + 64 {
+            let map = &self.map;
+            self.order.retain(|k| map.contains_key(k));
+        }
+        Some(request)
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// Bytes of request bodies kept.
+    pub fn body_bytes(&self) -> usize {
+        self.body_bytes
+    }
+
+    /// Entries in the eviction order (removed ids included until compaction).
+    pub fn order_len(&self) -> usize {
+        self.order.len()
+    }
+}

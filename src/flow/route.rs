@@ -1,0 +1,284 @@
+//! The client position's decisions: where a request goes first, what it gets when nothing can
+//! serve it, and what the final answer says about how it was served.
+
+use super::attempt::{BLOCKED, RETRY_AFTER_MARKER, RETRY_MARKER};
+use super::{Cx, Effects, Request, Safety};
+use crate::classify::ErrorClass;
+use crate::config::ModelConfig;
+use crate::health::Admission;
+use crate::plan::{self, Features, Priority};
+use crate::stats::{Counter, ModelSlot};
+
+/// What the client asked for, as far as routing is concerned.
+pub struct Ask<'a> {
+    /// The `model` field of the body.
+    pub model: &'a str,
+    pub task: Option<&'a str>,
+    pub priority: Priority,
+    /// The decoded request body; kept in the request's state when its chain has a fallback.
+    pub body: Vec<u8>,
+    pub safety: Safety,
+}
+
+/// What the client filter does with a request.
+#[derive(Debug)]
+pub enum Start {
+    /// Route to this cluster (the first model's); keep the request's state for its attempts.
+    Route {
+        cluster: String,
+        request: Box<Request>,
+    },
+    /// Answered locally (the effects hold the reply): nothing goes upstream.
+    Refused,
+    /// Not a configured model: pass through to the default cluster, untouched.
+    Unmanaged,
+}
+
+/// Picks the first model of the request's chain that can serve now. A probe lease is taken
+/// through the health store (one request probes a model whose cooldown ended).
+pub fn start(cx: &Cx<'_>, id: &str, ask: Ask<'_>, out: &mut Effects) -> Start {
+    let config = cx.config;
+    let now = cx.now_ms;
+    let requested = ask.model;
+    let Some(primary) = config.model(requested) else {
+        return Start::Unmanaged;
+    };
+    let priority = ask.priority;
+    let mut chain = plan::chain(config, requested, ask.task);
+    if priority == Priority::Batch {
+        chain.truncate(1);
+    }
+    let mut features: Option<Features> = None;
+    let mut chosen: Option<(&ModelConfig, bool)> = None;
+    let mut clean_at_start = None;
+    let mut soonest: Option<u64> = None;
+    let mut outs: Vec<plan::Out> = Vec::new();
+    for (i, candidate) in chain.iter().enumerate() {
+        if i > 0 && features.is_none() {
+            features = Some(Features::of_body(&ask.body));
+        }
+        if let Err(pass) = plan::fits(config, candidate, primary, priority, features.as_ref()) {
+            log::debug!("request {id}: {} passed over ({pass:?})", candidate.name);
+            if pass == plan::Pass::Drained {
+                outs.push(plan::Out::Drained);
+            }
+            continue;
+        }
+        let slot = cx.counters.slot(Some(&candidate.name));
+        let health = cx.health.read(&candidate.name);
+        match health.admission(now) {
+            Admission::Healthy => {
+                if health.is_clean() {
+                    clean_at_start = Some(candidate.name.clone());
+                }
+                chosen = Some((candidate, false));
+                break;
+            }
+            Admission::Probe => {
+                let (_, won) = cx.health.update(&candidate.name, &mut |h| {
+                    if h.admission(now) != Admission::Probe {
+                        return false;
+                    }
+                    h.take_probe(now);
+                    true
+                });
+                if won {
+                    out.count(Counter::Probes(slot));
+                    log::info!(
+                        "request {id}: probing {} after its cooldown",
+                        candidate.name
+                    );
+                    chosen = Some((candidate, true));
+                    break;
+                }
+                out.count(Counter::Skipped(slot));
+                // Another request is probing it: a transient reason.
+                outs.push(plan::Out::Cooling {
+                    reason: None,
+                    until_ms: now,
+                });
+            }
+            Admission::Cooling { until_ms } => {
+                out.count(Counter::Skipped(slot));
+                soonest = Some(soonest.map_or(until_ms, |s| s.min(until_ms)));
+                let probing = now >= health.cooldown_until_ms;
+                outs.push(plan::Out::Cooling {
+                    reason: if probing { None } else { health.reason },
+                    until_ms,
+                });
+                log::debug!(
+                    "request {id}: {} is cooling down for {} ms more",
+                    candidate.name,
+                    until_ms.saturating_sub(now)
+                );
+            }
+        }
+    }
+    let (model, probe) = match chosen {
+        Some(choice) => choice,
+        None if priority == Priority::Batch => {
+            refuse_batch(requested, soonest, now, out);
+            log::info!("request {id}: batch request refused, {requested} is cooling down");
+            return Start::Refused;
+        }
+        None => match plan::when_exhausted(&outs, now) {
+            plan::Exhausted::Answer {
+                status,
+                class,
+                retry_after_ms,
+            } => {
+                answer_exhausted(cx, requested, status, class, retry_after_ms, out);
+                return Start::Refused;
+            }
+            plan::Exhausted::Probe => {
+                // Out for a transient reason: one attempt at the requested model beats
+                // refusing outright.
+                log::warn!(
+                    "request {id}: every model of the chain is cooling down; asking {requested}"
+                );
+                (primary, false)
+            }
+        },
+    };
+    if model.name != requested {
+        log::info!(
+            "request {id}: {requested} is cooling down, starting with {}",
+            model.name
+        );
+    }
+    let cluster = model.cluster_or(&config.fallback.default_cluster).to_owned();
+    let mut request = Request::new(requested, &model.name, &cluster);
+    request.task = ask.task.map(str::to_owned);
+    request.priority = priority;
+    request.probe = probe;
+    request.features = features;
+    request.body = (chain.len() > 1).then_some(ask.body);
+    request.clean_at_start = clean_at_start;
+    request.safety = ask.safety;
+    Start::Route {
+        cluster,
+        request: Box::new(request),
+    }
+}
+
+/// A batch request whose model is cooling down: refused at once with the time to come back
+/// (batch never falls back; the caller defers it).
+fn refuse_batch(requested: &str, soonest: Option<u64>, now: u64, out: &mut Effects) {
+    let wait_s = soonest.map_or(1, |s| s.saturating_sub(now).div_ceil(1000).max(1));
+    let body = format!(
+        r#"{{"error":{{"type":"model_cooling_down","message":"{requested} is cooling down; retry after {wait_s} s (batch requests never fall back)"}}}}"#
+    );
+    out.reply(
+        503,
+        vec![
+            ("content-type", "application/json".into()),
+            ("retry-after", wait_s.to_string()),
+            ("x-llm-error-class", "overloaded".into()),
+            ("x-llm-error-reason", "batch request, model cooling down".into()),
+        ],
+        body,
+    );
+}
+
+/// Answers a request locally when every model of its chain is out for a reason a request now
+/// cannot change (quota, long rate limits, missing or drained models): no upstream call.
+fn answer_exhausted(
+    cx: &Cx<'_>,
+    requested: &str,
+    status: u16,
+    class: ErrorClass,
+    retry_after_ms: Option<u64>,
+    out: &mut Effects,
+) {
+    let slot = cx.counters.slot(Some(requested));
+    out.count(Counter::ChainUnavailable(slot));
+    let wait_s = retry_after_ms.map(|ms| ms.div_ceil(1000).max(1));
+    // A wait the SDK may sit out is worth a retry; anything longer is not.
+    let retry = retry_after_ms.is_some_and(|ms| ms <= cx.config.fallback.max_wait_ms);
+    let message = match wait_s {
+        Some(s) => format!(
+            "every model that can serve {requested} is unavailable ({}); the soonest is back in {s} s",
+            class.as_str()
+        ),
+        None => format!(
+            "every model that can serve {requested} is unavailable ({})",
+            class.as_str()
+        ),
+    };
+    log::warn!("{message}: answered {status} without calling the upstream");
+    let body = serde_json::json!({"error": {
+        "message": message,
+        "type": class.as_str(),
+        "code": "all_models_unavailable",
+        "param": null,
+    }})
+    .to_string();
+    let mut headers = vec![
+        ("content-type", "application/json".to_owned()),
+        ("x-llm-error-class", class.as_str().to_owned()),
+        (
+            "x-llm-error-reason",
+            "every model of the chain is unavailable".to_owned(),
+        ),
+        ("x-llm-model", requested.to_owned()),
+        ("x-llm-attempts", "0".to_owned()),
+        ("x-should-retry", if retry { "true" } else { "false" }.to_owned()),
+    ];
+    if let Some(wait) = wait_s {
+        headers.push(("retry-after", wait.to_string()));
+    }
+    out.reply(status, headers, body);
+}
+
+/// The final answer's headers: which model served, after how many attempts, and why it is not
+/// the one asked for.
+pub fn explain(cx: &Cx<'_>, request: &Request, status: u16, out: &mut Effects) {
+    let model = request.model_shown();
+    let attempts = request.tried.len();
+    // A retry marker is only ever set on a failed attempt's answer, which then reached the
+    // client because no other attempt followed: the client never sees it.
+    if attempts > 1 || status >= 400 {
+        out.remove_header(RETRY_MARKER);
+        out.remove_header(RETRY_AFTER_MARKER);
+    }
+    out.set_header("x-llm-model", model);
+    out.set_header("x-llm-attempts", attempts.to_string());
+    if model != request.requested {
+        out.set_header("x-llm-fallback-from", request.requested.as_str());
+        // Switched inside this request: the class that caused it; skipped from the start: the
+        // class that opened the requested model's cooldown.
+        let reason = request
+            .fallback_reason
+            .or_else(|| cx.health.read(&request.requested).reason)
+            .map_or("cooling_down", ErrorClass::as_str);
+        out.set_header("x-llm-fallback-reason", reason);
+    }
+    if request.priority == Priority::Batch && status >= 400 {
+        let wait = request
+            .retry_after_ms
+            .or_else(|| {
+                let until = cx.health.read(&request.requested).cooldown_until_ms;
+                until.checked_sub(cx.now_ms)
+            })
+            .unwrap_or(1000);
+        out.set_header("retry-after", wait.div_ceil(1000).max(1).to_string());
+    }
+}
+
+/// Whether the final answer to a request that may act must tell the client not to send it
+/// again: a failure that may have happened after the upstream acted (5xx, 408, 429) and that
+/// the last attempt's answer does not prove was a rejection.
+pub fn client_retry_blocked(safety: Safety, status: u16) -> bool {
+    safety.is_unsafe()
+        && (status >= 500 || status == 408 || status == 429)
+        && !safety.proven_rejection()
+}
+
+/// The final answer to an unsafe request: the block headers and counter, when it applies.
+pub fn block_client_retry(safety: Safety, slot: ModelSlot, status: u16, out: &mut Effects) {
+    if client_retry_blocked(safety, status) {
+        out.set_header("x-should-retry", "false");
+        out.set_header("x-llm-retry-blocked", BLOCKED);
+        out.count(Counter::RetriesBlocked(slot));
+    }
+}

@@ -1,0 +1,529 @@
+//! The request flow, driven natively: events in (what a callback saw), effects and state out.
+
+use super::attempt::{self, After, Seen, BLOCKED, RETRY_AFTER_MARKER, RETRY_MARKER};
+use super::route::{self, Ask, Start};
+use super::*;
+use crate::classify::{Answer, ErrorClass, Verdict};
+use crate::health::{Admission, ErrorWindow};
+use crate::plan::{Next, Priority};
+use crate::stats::Counter;
+use serde_json::json;
+use wasm_bindgen_test::wasm_bindgen_test;
+
+const QUOTA: &str = r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}"#;
+const RATE: &str = r#"{"error":{"message":"Rate limit reached for gpt-4o on requests per min (RPM): Limit 500, Used 500. Please try again in 120ms.","type":"requests","code":"rate_limit_exceeded"}}"#;
+const T0: u64 = 1_700_000_000_000;
+
+/// A configuration, its counters and an in-memory health store, at a settable time.
+struct Bed {
+    config: Config,
+    rules: Rules,
+    counters: CounterSet,
+    health: MemoryHealth,
+    windows: RefCell<Vec<ErrorWindow>>,
+    now_ms: u64,
+}
+
+impl Bed {
+    fn new(extra: serde_json::Value) -> Self {
+        let mut value = json!({
+            "models": [
+                {"name": "gpt-4o", "tier": "flagship", "cluster": "a", "context_window": 128000},
+                {"name": "gpt-4o-mini", "tier": "general", "cluster": "a", "max_output_tokens": 2048},
+                {"name": "claude", "tier": "flagship", "cluster": "b", "upstream_name": "claude-sonnet-4-5"}
+            ],
+            "fallback": {"default_cluster": "a", "chains": {"gpt-4o": ["gpt-4o-mini", "claude"]},
+                         "failure_threshold": 2, "base_cooldown_ms": 10000}
+        });
+        if let (Some(base), serde_json::Value::Object(more)) = (value.as_object_mut(), extra) {
+            for (k, v) in more {
+                base.insert(k, v);
+            }
+        }
+        let config = Config::from_value(value).unwrap();
+        Self {
+            rules: config.classifier.rules(),
+            counters: CounterSet::new(&config),
+            windows: RefCell::new(vec![ErrorWindow::default(); config.models.len()]),
+            health: MemoryHealth::default(),
+            config,
+            now_ms: T0,
+        }
+    }
+
+    fn cx(&self) -> Cx<'_> {
+        Cx {
+            config: &self.config,
+            rules: &self.rules,
+            counters: &self.counters,
+            health: &self.health,
+            windows: &self.windows,
+            now_ms: self.now_ms,
+        }
+    }
+
+    fn slot(&self, model: &str) -> crate::stats::ModelSlot {
+        self.counters.slot(Some(model))
+    }
+
+    /// The client filter routes a chat request for `model`.
+    fn route(&self, model: &str, safety: Safety, priority: Priority) -> (Start, Effects) {
+        let mut out = Effects::default();
+        let body = chat(model, None);
+        let ask = Ask {
+            model,
+            task: None,
+            priority,
+            body,
+            safety,
+        };
+        let start = route::start(&self.cx(), "r1", ask, &mut out);
+        (start, out)
+    }
+
+    fn routed(&self, model: &str, safety: Safety) -> Request {
+        match self.route(model, safety, Priority::Normal).0 {
+            Start::Route { request, .. } => *request,
+            other => panic!("not routed: {other:?}"),
+        }
+    }
+
+    /// An upstream answer, judged as the upstream filter judges it.
+    fn judge(&self, model: &str, status: u16, body: &str) -> (Verdict, Effects) {
+        let mut out = Effects::default();
+        let answer = Answer {
+            status,
+            headers: &[("content-type", "application/json")],
+            body: body.as_bytes(),
+            code_details: None,
+            now_unix_ms: self.now_ms,
+        };
+        let verdict = attempt::judge(&self.cx(), self.slot(model), &answer, &mut out);
+        (verdict, out)
+    }
+
+    /// One attempt of `request` that got `status` / `body`: the plan, the judgement and what
+    /// follows, as the upstream filter runs them.
+    fn attempt(&self, request: &mut Request, status: u16, body: &str) -> (After, Effects) {
+        let plan = attempt::plan(&self.cx(), request);
+        if plan.needs_body {
+            attempt::rewrite(&self.cx(), request, &chat(&request.requested, None), false);
+        }
+        let model = plan.target;
+        let (verdict, mut out) = self.judge(&model, status, body);
+        let after = attempt::after_failure(
+            &self.cx(),
+            request,
+            "r1",
+            &model,
+            status,
+            &verdict,
+            Seen::Answer,
+            &mut out,
+        );
+        (after, out)
+    }
+}
+
+fn chat(model: &str, max_tokens: Option<u64>) -> Vec<u8> {
+    let mut body = json!({"model": model, "messages": [{"role": "user", "content": "hi"}]});
+    if let Some(n) = max_tokens {
+        body["max_tokens"] = json!(n);
+    }
+    serde_json::to_vec(&body).unwrap()
+}
+
+const UNSAFE: Safety = Safety::Unsafe {
+    proven_rejection: false,
+};
+
+// ---- routing -------------------------------------------------------------------------------
+
+#[wasm_bindgen_test(unsupported = test)]
+fn a_healthy_request_goes_to_its_models_cluster_and_keeps_its_body_for_fallbacks() {
+    let bed = Bed::new(json!({}));
+    let (start, out) = bed.route("gpt-4o", Safety::Safe, Priority::Normal);
+    let Start::Route { cluster, request } = start else {
+        panic!("not routed")
+    };
+    assert_eq!(cluster, "a");
+    assert_eq!(request.next, "gpt-4o");
+    assert_eq!(request.clean_at_start.as_deref(), Some("gpt-4o"));
+    assert!(request.body.is_some(), "the chain has fallbacks");
+    assert!(out.is_empty(), "nothing to say on the healthy path: {out:?}");
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn an_unknown_model_passes_through_untouched() {
+    let bed = Bed::new(json!({}));
+    let (start, out) = bed.route("some-other-model", Safety::Safe, Priority::Normal);
+    assert!(matches!(start, Start::Unmanaged));
+    assert!(out.is_empty());
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn a_cooling_model_costs_no_attempt_the_request_starts_with_its_fallback() {
+    let bed = Bed::new(json!({}));
+    bed.health.update("gpt-4o", &mut |h| {
+        h.cooldown_until_ms = T0 + 5_000;
+        h.reason = Some(ErrorClass::Overloaded);
+        true
+    });
+    let request = bed.routed("gpt-4o", Safety::Safe);
+    assert_eq!(request.next, "gpt-4o-mini");
+    let (_, out) = bed.route("gpt-4o", Safety::Safe, Priority::Normal);
+    assert_eq!(out.counted(Counter::Skipped(bed.slot("gpt-4o"))), 1);
+    // The final answer says why another model served.
+    let mut served = request;
+    served.start_attempt();
+    let mut out = Effects::default();
+    route::explain(&bed.cx(), &served, 200, &mut out);
+    assert_eq!(out.header("x-llm-model"), Some("gpt-4o-mini"));
+    assert_eq!(out.header("x-llm-fallback-from"), Some("gpt-4o"));
+    assert_eq!(out.header("x-llm-fallback-reason"), Some("overloaded"));
+    assert_eq!(out.header("x-llm-attempts"), Some("1"));
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn one_request_probes_a_model_whose_cooldown_ended_the_next_one_passes_it_over() {
+    let bed = Bed::new(json!({}));
+    bed.health.update("gpt-4o", &mut |h| {
+        h.cooldown_until_ms = T0 - 1;
+        h.reason = Some(ErrorClass::Overloaded);
+        true
+    });
+    let (first, out) = bed.route("gpt-4o", Safety::Safe, Priority::Normal);
+    let Start::Route { request, .. } = first else {
+        panic!()
+    };
+    assert!(request.probe && request.next == "gpt-4o");
+    assert_eq!(out.counted(Counter::Probes(bed.slot("gpt-4o"))), 1);
+    // Lost the probe race: the lease is held, so the next request goes elsewhere.
+    let second = bed.routed("gpt-4o", Safety::Safe);
+    assert!(!second.probe);
+    assert_eq!(second.next, "gpt-4o-mini");
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn a_chain_out_of_quota_is_answered_locally_with_when_to_come_back() {
+    let bed = Bed::new(json!({}));
+    for (model, wait) in [("gpt-4o", 60_000), ("gpt-4o-mini", 20_000), ("claude", 90_000)] {
+        bed.health.update(model, &mut |h| {
+            h.cooldown_until_ms = T0 + wait;
+            h.reason = Some(ErrorClass::QuotaExhausted);
+            true
+        });
+    }
+    let (start, out) = bed.route("gpt-4o", Safety::Safe, Priority::Normal);
+    assert!(matches!(start, Start::Refused));
+    let (status, headers, body) = out.local_reply().unwrap();
+    assert_eq!(status, 429);
+    let header = |n: &str| headers.iter().find(|(k, _)| *k == n).map(|(_, v)| v.as_str());
+    assert_eq!(header("retry-after"), Some("20"));
+    assert_eq!(header("x-should-retry"), Some("true"), "20 s is within max_wait_ms");
+    assert_eq!(header("x-llm-attempts"), Some("0"));
+    assert!(body.contains("all_models_unavailable"));
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn a_batch_request_never_falls_back_it_is_refused_with_a_retry_after() {
+    let bed = Bed::new(json!({}));
+    bed.health.update("gpt-4o", &mut |h| {
+        h.cooldown_until_ms = T0 + 7_500;
+        true
+    });
+    let (start, out) = bed.route("gpt-4o", Safety::Safe, Priority::Batch);
+    assert!(matches!(start, Start::Refused));
+    let (status, headers, _) = out.local_reply().unwrap();
+    assert_eq!(status, 503);
+    assert!(headers.contains(&("retry-after", "8".to_owned())));
+}
+
+// ---- attempts ------------------------------------------------------------------------------
+
+#[wasm_bindgen_test(unsupported = test)]
+fn the_first_attempt_of_a_healthy_request_reads_no_body() {
+    let bed = Bed::new(json!({}));
+    let mut request = bed.routed("gpt-4o", Safety::Safe);
+    let plan = attempt::plan(&bed.cx(), &mut request);
+    assert_eq!(plan.target, "gpt-4o");
+    assert!(!plan.needs_body);
+    assert_eq!(request.tried, ["gpt-4o"], "recorded at its headers");
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn a_fallback_attempt_rewrites_the_model_to_its_upstream_name() {
+    let bed = Bed::new(json!({}));
+    let mut request = bed.routed("gpt-4o", Safety::Safe);
+    request.next = "claude".into();
+    let plan = attempt::plan(&bed.cx(), &mut request);
+    assert!(plan.needs_body && request.tried.is_empty());
+    let rewrite = attempt::rewrite(&bed.cx(), &mut request, &chat("gpt-4o", None), false).unwrap();
+    assert_eq!(rewrite.target, "claude");
+    let body: serde_json::Value = serde_json::from_slice(&rewrite.body.unwrap()).unwrap();
+    assert_eq!(body["model"], "claude-sonnet-4-5");
+    assert_eq!(request.tried, ["claude"]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn max_tokens_is_clamped_for_a_fallback_with_a_smaller_limit_and_only_then() {
+    let bed = Bed::new(json!({}));
+    let mut request = bed.routed("gpt-4o", Safety::Safe);
+    request.next = "gpt-4o-mini".into();
+    let rewrite =
+        attempt::rewrite(&bed.cx(), &mut request, &chat("gpt-4o", Some(8000)), false).unwrap();
+    let body: serde_json::Value = serde_json::from_slice(&rewrite.body.unwrap()).unwrap();
+    assert_eq!((body["model"].as_str(), body["max_tokens"].as_u64()), (Some("gpt-4o-mini"), Some(2048)));
+    // Within the limit: only the model changes.
+    let mut request = bed.routed("gpt-4o", Safety::Safe);
+    request.next = "gpt-4o-mini".into();
+    let rewrite =
+        attempt::rewrite(&bed.cx(), &mut request, &chat("gpt-4o", Some(100)), false).unwrap();
+    let body: serde_json::Value = serde_json::from_slice(&rewrite.body.unwrap()).unwrap();
+    assert_eq!(body["max_tokens"], 100);
+    // The requested model itself is never clamped (the client asked it for that many).
+    let bed = Bed::new(json!({"models": [{"name": "gpt-4o-mini", "max_output_tokens": 2048}],
+                              "fallback": {}}));
+    let mut request = bed.routed("gpt-4o-mini", Safety::Safe);
+    let rewrite = attempt::rewrite(&bed.cx(), &mut request, &chat("gpt-4o-mini", Some(8000)), false);
+    assert_eq!(rewrite.unwrap().body, None);
+    // Policy `skip`: a fallback whose limit is too small is not chosen, the body is left alone.
+    let bed = Bed::new(json!({"fallback": {"max_tokens": "skip", "chains": {"gpt-4o": ["gpt-4o-mini"]}}}));
+    let mut request = bed.routed("gpt-4o", Safety::Safe);
+    request.next = "gpt-4o-mini".into();
+    let rewrite =
+        attempt::rewrite(&bed.cx(), &mut request, &chat("gpt-4o", Some(8000)), false).unwrap();
+    let body: serde_json::Value = serde_json::from_slice(&rewrite.body.unwrap()).unwrap();
+    assert_eq!(body["max_tokens"], 8000);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn a_compressed_body_goes_out_plain_even_when_nothing_is_rewritten() {
+    let bed = Bed::new(json!({}));
+    let mut request = bed.routed("gpt-4o", Safety::Safe);
+    let body = chat("gpt-4o", None);
+    let rewrite = attempt::rewrite(&bed.cx(), &mut request, &body, true).unwrap();
+    assert_eq!(rewrite.body.as_deref(), Some(body.as_slice()));
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn quota_exhausted_switches_within_the_cluster_and_cools_the_model() {
+    // Two accounts on one cluster: the first account's quota stop leaves the second's model.
+    let bed = Bed::new(json!({"models": [
+        {"name": "gpt-4o", "tier": "flagship", "cluster": "a", "account": "team-1"},
+        {"name": "gpt-4o-mini", "tier": "general", "cluster": "a", "account": "team-2"},
+        {"name": "claude", "tier": "flagship", "cluster": "b"}
+    ]}));
+    let mut request = bed.routed("gpt-4o", Safety::Safe);
+    let (after, out) = bed.attempt(&mut request, 429, QUOTA);
+    assert_eq!(after, After::Next(Next::Switch("gpt-4o-mini".into())));
+    assert_eq!(out.header(RETRY_MARKER), Some("true"));
+    assert_eq!(out.header("x-llm-error-class"), Some("quota_exhausted"));
+    assert_eq!(out.header("x-should-retry"), Some("false"), "the same model will not help");
+    assert_eq!(request.next, "gpt-4o-mini");
+    assert_eq!(request.fallback_reason, Some(ErrorClass::QuotaExhausted));
+    assert!(matches!(
+        bed.health.read("gpt-4o").admission(T0),
+        Admission::Cooling { .. }
+    ));
+    let fell = Counter::Fallbacks {
+        from: bed.slot("gpt-4o"),
+        to: bed.slot("gpt-4o-mini"),
+        class: ErrorClass::QuotaExhausted,
+    };
+    assert_eq!(out.counted(fell), 1);
+    // The second attempt succeeds: the final answer says so.
+    let plan = attempt::plan(&bed.cx(), &mut request);
+    attempt::rewrite(&bed.cx(), &mut request, &chat("gpt-4o", None), false);
+    let mut out = Effects::default();
+    attempt::succeeded(&bed.cx(), Some(&mut request), "r1", &plan.target, &mut out);
+    let mut out = Effects::default();
+    route::explain(&bed.cx(), &request, 200, &mut out);
+    assert_eq!(out.header("x-llm-model"), Some("gpt-4o-mini"));
+    assert_eq!(out.header("x-llm-attempts"), Some("2"));
+    assert_eq!(out.header("x-llm-fallback-reason"), Some("quota_exhausted"));
+    assert!(out.removes(RETRY_MARKER) && out.removes(RETRY_AFTER_MARKER));
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn a_short_rate_limit_retries_the_same_model_after_the_stated_wait() {
+    let bed = Bed::new(json!({}));
+    let mut request = bed.routed("gpt-4o", Safety::Safe);
+    let (after, out) = bed.attempt(&mut request, 429, RATE);
+    assert_eq!(after, After::Next(Next::Retry));
+    assert_eq!(out.header(RETRY_MARKER), Some("true"));
+    assert_eq!(out.header(RETRY_AFTER_MARKER), Some("1"), "120 ms, in whole seconds");
+    assert_eq!(request.next, "gpt-4o");
+    assert_eq!(bed.health.read("gpt-4o").admission(T0), Admission::Healthy);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn an_unsafe_request_is_resent_only_after_a_proven_rejection() {
+    let bed = Bed::new(json!({}));
+    let overloaded = r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+    // A 429 with a provider's error body: rejected before processing, re-sent.
+    let mut request = bed.routed("gpt-4o", UNSAFE);
+    let (after, out) = bed.attempt(&mut request, 529, overloaded);
+    assert_eq!(after, After::Next(Next::Retry));
+    assert!(request.safety.proven_rejection());
+    assert_eq!(out.header("x-llm-retry-blocked"), None);
+    // The next attempt starts: the earlier proof says nothing about it.
+    attempt::plan(&bed.cx(), &mut request);
+    assert!(!request.safety.proven_rejection());
+    // A 500: it may have acted. Not re-sent, and the client is told not to either.
+    let mut request = bed.routed("gpt-4o", UNSAFE);
+    let (after, out) = bed.attempt(&mut request, 500, r#"{"error":{"message":"internal"}}"#);
+    assert_eq!(after, After::Blocked);
+    assert_eq!(out.header(RETRY_MARKER), None);
+    assert_eq!(out.header("x-should-retry"), Some("false"));
+    assert_eq!(out.header("x-llm-retry-blocked"), Some(BLOCKED));
+    // A bare 429 proves nothing: the status alone could come from anything in between.
+    let verdict = bed.judge("gpt-4o", 429, "").0;
+    assert!(!attempt::proven_rejection(429, &verdict));
+    assert!(attempt::proven_rejection(429, &bed.judge("gpt-4o", 429, QUOTA).0));
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn the_final_answer_to_an_unsafe_request_blocks_client_retries_unless_proven() {
+    let slot = crate::stats::ModelSlot::default();
+    for (status, blocked) in [(500, true), (503, true), (408, true), (429, true), (400, false), (200, false)] {
+        let mut out = Effects::default();
+        route::block_client_retry(UNSAFE, slot, status, &mut out);
+        assert_eq!(out.header("x-should-retry") == Some("false"), blocked, "{status}");
+        assert_eq!(out.counted(Counter::RetriesBlocked(slot)), u64::from(blocked));
+    }
+    let proven = Safety::Unsafe {
+        proven_rejection: true,
+    };
+    assert!(!route::client_retry_blocked(proven, 429));
+    assert!(!route::client_retry_blocked(Safety::Safe, 500));
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn an_attempt_without_an_answer_writes_no_header_but_still_plans_the_retry() {
+    let bed = Bed::new(json!({}));
+    let mut request = bed.routed("gpt-4o", Safety::Safe);
+    attempt::plan(&bed.cx(), &mut request);
+    let verdict = crate::attempt::Ending::NoAnswer.verdict().unwrap();
+    let mut out = Effects::default();
+    let after = attempt::after_failure(
+        &bed.cx(),
+        &mut request,
+        "r1",
+        "gpt-4o",
+        0,
+        &verdict,
+        Seen::Nothing,
+        &mut out,
+    );
+    assert_eq!(after, After::Next(Next::Retry));
+    assert!(
+        out.iter().all(|e| matches!(e, Effect::Count(..))),
+        "no header outside a header phase: {out:?}"
+    );
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn a_fallback_on_another_cluster_is_named_for_the_clients_next_request() {
+    let bed = Bed::new(json!({"fallback": {"default_cluster": "a", "chains": {"gpt-4o": ["claude"]}}}));
+    let mut request = bed.routed("gpt-4o", Safety::Safe);
+    let (after, out) = bed.attempt(&mut request, 429, QUOTA);
+    assert_eq!(after, After::Elsewhere("claude".into()));
+    assert_eq!(out.header("x-should-retry"), Some("true"));
+    assert_eq!(out.header("x-llm-fallback-next"), Some("claude"));
+    assert_eq!(out.header(RETRY_MARKER), None, "Envoy's retries stay on the cluster");
+    // That next request is routed straight to it.
+    assert_eq!(bed.routed("gpt-4o", Safety::Safe).cluster, "b");
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn an_account_wide_quota_stop_cools_every_model_of_the_account() {
+    let bed = Bed::new(json!({}));
+    let mut request = bed.routed("gpt-4o", Safety::Safe);
+    let _ = bed.attempt(&mut request, 429, QUOTA);
+    for model in ["gpt-4o", "gpt-4o-mini"] {
+        assert!(
+            matches!(bed.health.read(model).admission(T0), Admission::Cooling { .. }),
+            "{model}"
+        );
+    }
+    assert_eq!(bed.health.read("claude").admission(T0), Admission::Healthy);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn overload_opens_the_circuit_at_the_threshold_and_a_probe_success_closes_it() {
+    let mut bed = Bed::new(json!({}));
+    let overloaded = r#"{"error":{"message":"The server is overloaded","type":"server_error"}}"#;
+    let mut request = bed.routed("gpt-4o", Safety::Safe);
+    assert_eq!(bed.attempt(&mut request, 503, overloaded).0, After::Next(Next::Retry));
+    let (after, out) = bed.attempt(&mut request, 503, overloaded);
+    assert_eq!(after, After::Next(Next::Switch("gpt-4o-mini".into())));
+    assert_eq!(
+        out.counted(Counter::CooldownsOpened(bed.slot("gpt-4o"), ErrorClass::Overloaded)),
+        1
+    );
+    // After the cooldown one request probes, succeeds and closes the circuit.
+    bed.now_ms = bed.health.read("gpt-4o").cooldown_until_ms + 1;
+    let mut probe = bed.routed("gpt-4o", Safety::Safe);
+    assert!(probe.probe);
+    let mut out = Effects::default();
+    attempt::succeeded(&bed.cx(), Some(&mut probe), "r2", "gpt-4o", &mut out);
+    assert!(bed.health.read("gpt-4o").is_clean());
+    assert_eq!(out.counted(Counter::SwitchBacks(bed.slot("gpt-4o"))), 1);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn a_batch_request_that_fails_tells_the_caller_when_to_come_back() {
+    let bed = Bed::new(json!({}));
+    let mut request = match bed.route("gpt-4o", Safety::Safe, Priority::Batch).0 {
+        Start::Route { request, .. } => *request,
+        other => panic!("{other:?}"),
+    };
+    let (after, _) = bed.attempt(&mut request, 429, QUOTA);
+    assert_eq!(after, After::Next(Next::Stop));
+    let mut out = Effects::default();
+    route::explain(&bed.cx(), &request, 429, &mut out);
+    let wait: u64 = out.header("retry-after").unwrap().parse().unwrap();
+    assert!(wait >= 60, "the quota cooldown, not a default: {wait}");
+}
+
+// ---- the request store ---------------------------------------------------------------------
+
+#[wasm_bindgen_test(unsupported = test)]
+fn the_store_refuses_a_second_request_under_a_live_id_and_forgets_removed_ones() {
+    let mut store = RequestStore::default();
+    assert!(store.insert("a", Request::new("m", "m", "c")));
+    assert!(!store.insert("a", Request::new("x", "x", "c")));
+    assert_eq!(store.get("a").map(|r| r.requested.as_str()), Some("m"));
+    assert!(store.remove("a").is_some() && store.is_empty());
+    assert!(store.remove("a").is_none());
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn the_store_stays_bounded_in_entries_bodies_and_order() {
+    let mut store = RequestStore::default();
+    for i in 0..request::MAX_REQUESTS + 10 {
+        store.insert(&i.to_string(), Request::new("m", "m", "c"));
+    }
+    assert_eq!(store.len(), request::MAX_REQUESTS);
+    assert!(store.get("0").is_none(), "the oldest went first");
+    // Bodies: past the byte bound the oldest bodies are dropped, the entries stay.
+    let mut store = RequestStore::default();
+    let big = request::MAX_BODY_BYTES / 4;
+    for i in 0..6 {
+        let mut r = Request::new("m", "m", "c");
+        r.body = Some(vec![b'x'; big]);
+        store.insert(&format!("b{i}"), r);
+    }
+    assert!(store.body_bytes() <= request::MAX_BODY_BYTES);
+    assert_eq!(store.len(), 6);
+    assert!(store.get("b0").unwrap().body.is_none());
+    assert!(store.get("b5").unwrap().body.is_some());
+    // Removals compact the eviction order.
+    let mut store = RequestStore::default();
+    for i in 0..1000 {
+        store.insert(&i.to_string(), Request::new("m", "m", "c"));
+        store.remove(&i.to_string());
+    }
+    assert!(store.order_len() <= 65, "{}", store.order_len());
+}
