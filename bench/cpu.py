@@ -38,7 +38,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests/e2e"))
 sys.path.insert(0, str(ROOT / "scripts"))
-from harness import Envoy, Mock  # noqa: E402
+from harness import Envoy, Mock, free_port  # noqa: E402
 
 LOADGEN = ROOT / "target/release/loadgen"
 EMPTY_WASM = ROOT / "bench/empty-filter/target/wasm32-wasip1/release/empty_filter.wasm"
@@ -90,18 +90,100 @@ def with_wasm(config: dict, path: Path) -> dict:
     return config
 
 
-def arm_configs(workdir: Path) -> dict[str, Path]:
+def wasm_filters(config: dict, root_id: str):
+    """The llm-fallback plugin configs of one position (`client`, `upstream`, `status`)."""
+    found = []
+
+    def visit(node):
+        if isinstance(node, dict):
+            if node.get("root_id") == root_id and "vm_config" in node:
+                found.append(node)
+            for value in node.values():
+                visit(value)
+        elif isinstance(node, list):
+            for value in node:
+                visit(value)
+
+    visit(config)
+    return found
+
+
+def only_position(config: dict, keep: str) -> dict:
+    """The filter in one position; the other runs the empty filter (ablation)."""
+    other = "upstream" if keep == "client" else "client"
+    for plugin in wasm_filters(config, other):
+        plugin["vm_config"] = dict(plugin["vm_config"], vm_id="empty", code={"local": {"filename": str(EMPTY_WASM)}})
+    return config
+
+
+def without_models(config: dict) -> dict:
+    """The filter with no models: it only observes and counts (ablation)."""
+    for root in ("client", "upstream", "status"):
+        for plugin in wasm_filters(config, root):
+            value = plugin["configuration"]["value"]
+            value["models"] = []
+            value["fallback"] = {"cluster_header": "x-llm-unused"}  # the bench client sets the route's
+    return config
+
+
+# Ablations, for finding where the cost goes (`--arms plain,floor,shipped,client-only,...`).
+ABLATIONS = {
+    "client-only": lambda c: only_position(c, "client"),
+    "upstream-only": lambda c: only_position(c, "upstream"),
+    "no-models": without_models,
+}
+
+
+def arm_configs(variants: dict[str, Path]) -> dict[str, dict]:
+    """Each arm's config, derived from the shipped one."""
     text = SHIPPED.read_text()
-    out = {}
-    for name, transform in (("plain", without_filter),
-                            ("floor", lambda c: with_wasm(c, EMPTY_WASM)),
-                            ("shipped", lambda c: c)):
-        config = transform(yaml.safe_load(text))
-        path = workdir / f"{name}.yaml"
-        # Anchors are expanded on load; the harness substitutes ports and the .wasm path.
-        path.write_text(yaml.safe_dump(config, sort_keys=False, default_flow_style=None, width=1000))
-        out[name] = path
-    return out
+    arms = [("plain", without_filter), ("floor", lambda c: with_wasm(c, EMPTY_WASM)), ("shipped", lambda c: c)]
+    arms += [(name, lambda c, p=path: with_wasm(c, p)) for name, path in variants.items()]
+    return {name: transform(yaml.safe_load(text)) for name, transform in arms + list(ABLATIONS.items())}
+
+
+def merged(arms: dict[str, dict]) -> str:
+    """One Envoy config serving every arm: per arm its own listener, HCM stat prefix, clusters
+    (`llm_<arm>`, ...) and wasm VM, so that all arms run in one process (same memory, same
+    threads) and differ only in their filters. The status listeners are left out."""
+    first = next(iter(arms.values()))
+    out = {k: v for k, v in first.items() if k != "static_resources"}
+    # Stats are flushed when the admin endpoint is read (between bursts), not by a timer that
+    # would land in one burst or another: with many VMs' stats a flush takes milliseconds.
+    out["stats_flush_on_admin"] = True
+    listeners, clusters = [], []
+    for i, (arm, config) in enumerate(arms.items()):
+        resources = config["static_resources"]
+        names = {c["name"]: f"{c['name']}_{arm}" for c in resources["clusters"]}
+        listener = resources["listeners"][0]
+        listener["name"] = f"llm_{arm}"
+        address = listener["address"]["socket_address"]
+        address["port_value"] = 10000 if i == 0 else free_port()
+        for chain in listener["filter_chains"]:
+            for f in chain["filters"]:
+                hcm = f.get("typed_config", {})
+                if "stat_prefix" in hcm:
+                    hcm["stat_prefix"] = f"llm_{arm}"
+        for cluster in resources["clusters"]:
+            cluster["name"] = names[cluster["name"]]
+            cluster["load_assignment"]["cluster_name"] = cluster["name"]
+            clusters.append(cluster)
+        seen = set()  # YAML anchors: one plugin dict can appear in several places
+        for root in ("client", "upstream"):
+            for plugin in wasm_filters(config, root):
+                if id(plugin) in seen:
+                    continue
+                seen.add(id(plugin))
+                plugin["vm_config"] = dict(plugin["vm_config"], vm_id=f"{plugin['vm_config']['vm_id']}_{arm}")
+                value = plugin["configuration"]["value"]
+                for model in value.get("models", []):
+                    if "cluster" in model:
+                        model["cluster"] = names.get(model["cluster"], model["cluster"])
+                fallback = value.setdefault("fallback", {})
+                fallback["default_cluster"] = names.get(fallback.get("default_cluster", "llm"), "llm")
+        listeners.append(listener)
+    out["static_resources"] = {"listeners": listeners, "clusters": clusters}
+    return yaml.safe_dump(out, sort_keys=False, default_flow_style=None, width=1000)
 
 
 def envoy_cpu_ns(pid: int) -> int:
@@ -114,28 +196,37 @@ def envoy_cpu_ns(pid: int) -> int:
     return total
 
 
-def completed(envoy: Envoy) -> int:
-    stats = requests.get(envoy.admin + "/stats?filter=^http\\.llm\\.downstream_rq_completed$&format=json",
+def completed(envoy: Envoy, arm: str) -> int:
+    stats = requests.get(envoy.admin + f"/stats?filter=^http\\.llm_{arm}\\.downstream_rq_completed$&format=json",
                          timeout=5).json()
     return int(stats["stats"][0]["value"])
 
 
-def burst(envoy: Envoy, body: Path, rate: int, seconds: float, stream: bool) -> dict:
-    cmd = ["taskset", "-c", CLIENT_CORE, str(LOADGEN), "--url", envoy.url + "/v1/chat/completions",
+def listener_port(envoy: Envoy, arm: str) -> int:
+    listeners = requests.get(envoy.admin + "/listeners?format=json", timeout=5).json()
+    for listener in listeners["listener_statuses"]:
+        if listener["name"] == f"llm_{arm}":
+            return int(listener["local_address"]["socket_address"]["port_value"])
+    raise RuntimeError(f"no listener for {arm}")
+
+
+def burst(envoy: Envoy, arm: str, port: int, body: Path, rate: int, seconds: float, stream: bool) -> dict:
+    cmd = ["taskset", "-c", CLIENT_CORE, str(LOADGEN), "--url", f"http://127.0.0.1:{port}/v1/chat/completions",
            "--body-file", str(body), "--mode", "open", "--rate", str(rate), "--connections", "16",
            "--duration", str(seconds), "--warmup", "0", "--header", "content-type: application/json",
-           "--header", "x-llm-cluster: llm"]
+           # The route's cluster header, for the arms without the filter (which sets it itself).
+           "--header", f"x-llm-cluster: llm_{arm}"]
     if stream:
         cmd.append("--stream")
-    n0, cpu0 = completed(envoy), envoy_cpu_ns(envoy.proc.pid)
+    n0, cpu0 = completed(envoy, arm), envoy_cpu_ns(envoy.proc.pid)
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60)
     time.sleep(0.2)  # let the last answers finish inside Envoy
-    cpu1, n1 = envoy_cpu_ns(envoy.proc.pid), completed(envoy)
+    cpu1, n1 = envoy_cpu_ns(envoy.proc.pid), completed(envoy, arm)
     if result.returncode != 0:
         raise RuntimeError(f"loadgen failed: {result.stderr}")
     out = json.loads(result.stdout)
     if out["errors"] or out["non_2xx"]:
-        raise RuntimeError(f"burst had failures: {out['errors']} errors, {out['non_2xx']} non-2xx")
+        raise RuntimeError(f"burst on {arm} had failures: {out['errors']} errors, {out['non_2xx']} non-2xx")
     served = max(1, n1 - n0)
     return {"requests": served, "cpu_us_per_request": (cpu1 - cpu0) / 1000 / served,
             "p50_us": out["latency_us"]["p50"]}
@@ -148,6 +239,8 @@ def main() -> int:
     parser.add_argument("--rate", type=int, default=800)
     parser.add_argument("--cases", default="1k,100k,stream")
     parser.add_argument("--arms", default="plain,floor,shipped")
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME=PATH",
+                        help="another build of the filter as an arm (the shipped config with that .wasm)")
     parser.add_argument("--out", default=str(ROOT / "bench/results" / dt.date.today().isoformat()))
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="llm-fallback-cpu-"))
@@ -157,28 +250,31 @@ def main() -> int:
     for name, (data, _) in cases.items():
         bodies[name] = workdir / f"{name}.json"
         bodies[name].write_bytes(data)
-    configs = arm_configs(workdir)
+    variants = dict(v.split("=", 1) for v in args.variant)
+    configs = arm_configs({k: Path(v) for k, v in variants.items()})
     arms = [a for a in args.arms.split(",") if a in configs]
+    config_path = workdir / "arms.yaml"
+    config_path.write_text(merged({a: configs[a] for a in arms}))
     mock = Mock(workdir, extra_args=["--threads", "1", "--record-limit", "0"], prefix=["taskset", "-c", CLIENT_CORE])
-    envoys: dict[str, Envoy] = {}
+    envoy = None
     samples: dict[str, dict[str, list[dict]]] = {c: {a: [] for a in arms} for c in cases}
     try:
-        for arm in arms:
-            envoys[arm] = Envoy(workdir, mock.port, config_path=configs[arm], concurrency=1,
-                                prefix=["taskset", "-c", GATEWAY_CORE], cwd=ROOT, log_level="info")
+        envoy = Envoy(workdir, mock.port, config_path=config_path, concurrency=1,
+                      prefix=["taskset", "-c", GATEWAY_CORE], cwd=ROOT, log_level="info")
+        ports = {arm: listener_port(envoy, arm) for arm in arms}
         for arm in arms:  # warm-up: V8 compiles on first use
             for case, (_, stream) in cases.items():
-                burst(envoys[arm], bodies[case], args.rate, 1.0, stream)
+                burst(envoy, arm, ports[arm], bodies[case], args.rate, 1.0, stream)
         for round_ in range(args.rounds):
             for case, (_, stream) in cases.items():
                 order = arms[round_ % len(arms):] + arms[:round_ % len(arms)]
                 for arm in order:
-                    sample = burst(envoys[arm], bodies[case], args.rate, args.seconds, stream)
+                    sample = burst(envoy, arm, ports[arm], bodies[case], args.rate, args.seconds, stream)
                     samples[case][arm].append(sample)
                     print(f"round {round_ + 1} {case:>6} {arm:<8} {sample['cpu_us_per_request']:7.1f} us/request "
                           f"({sample['requests']} requests)", file=sys.stderr, flush=True)
     finally:
-        for envoy in envoys.values():
+        if envoy:
             envoy.stop()
         mock.stop()
 

@@ -1,7 +1,7 @@
 //! llm-fallback: an Envoy filter that keeps LLM-backed products up when model providers are not.
 //!
 //! The crate is a pure core (no host calls; tested natively and compiled to wasm) and a thin
-//! proxy-wasm shell ([`filter`], only on `wasm32-wasi*`) that moves bytes and state between
+//! proxy-wasm shell ([`shell`], only on `wasm32-wasi*`) that moves bytes and state between
 //! Envoy and the core.
 
 pub mod abi;
@@ -9,6 +9,7 @@ pub mod attempt;
 pub mod check;
 pub mod classify;
 pub mod config;
+pub mod flow;
 pub mod health;
 pub mod inflate;
 pub mod model_field;
@@ -19,7 +20,7 @@ pub mod stats;
 pub mod usage;
 
 #[cfg(all(target_arch = "wasm32", target_os = "wasi"))]
-mod filter;
+mod shell;
 
 /// Helpers shared by the unit tests.
 #[cfg(test)]

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 /// Bodies up to this size are kept whole; past it only the last [`TAIL`] bytes are.
 const HEAD: usize = 64 * 1024;
-const TAIL: usize = 8 * 1024;
+pub const TAIL: usize = 8 * 1024;
 
 /// Keeps what is needed to read `usage` at the end of a JSON body.
 #[derive(Debug, Default)]

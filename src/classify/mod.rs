@@ -146,6 +146,19 @@ pub struct Verdict {
     pub wait_hint: WaitHint,
 }
 
+impl Verdict {
+    /// A success: nothing to classify.
+    pub fn ok() -> Self {
+        Self {
+            class: ErrorClass::Ok,
+            retry_after_ms: None,
+            reason: String::new(),
+            scope: Scope::Model,
+            wait_hint: WaitHint::Absent,
+        }
+    }
+}
+
 /// What a quota stop covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -64,8 +64,8 @@ pub fn rewrite(cx: &Cx<'_>, request: &mut Request, body: &[u8], decoded: bool) -
     let target = request.start_attempt().to_owned();
     let model = cx.config.model(&target);
     let upstream_name = model.map_or(target.as_str(), ModelConfig::upstream);
-    let mut out = (field.value != upstream_name)
-        .then(|| model_field::rewrite(body, &field, upstream_name));
+    let mut out =
+        (field.value != upstream_name).then(|| model_field::rewrite(body, &field, upstream_name));
     let limit = model.and_then(|m| m.max_output_tokens);
     if let (Some(limit), MaxTokensPolicy::Clamp, true) = (
         limit,
@@ -79,7 +79,11 @@ pub fn rewrite(cx: &Cx<'_>, request: &mut Request, body: &[u8], decoded: bool) -
         {
             if asked > limit {
                 log::info!("{key} {asked} clamped to {limit} for {target}");
-                out = Some(model_field::splice(current, &span, limit.to_string().as_bytes()));
+                out = Some(model_field::splice(
+                    current,
+                    &span,
+                    limit.to_string().as_bytes(),
+                ));
             }
         }
     }
@@ -96,12 +100,7 @@ pub fn rewrite(cx: &Cx<'_>, request: &mut Request, body: &[u8], decoded: bool) -
 
 /// Classifies an answer, counts it, and returns the headers that say what it was.
 /// `code_details` is set for Envoy's own local replies (timeouts, connect failures).
-pub fn judge(
-    cx: &Cx<'_>,
-    slot: ModelSlot,
-    answer: &Answer<'_>,
-    out: &mut Effects,
-) -> Verdict {
+pub fn judge(cx: &Cx<'_>, slot: ModelSlot, answer: &Answer<'_>, out: &mut Effects) -> Verdict {
     let mut verdict = classify_with(answer, cx.rules);
     let max_wait = cx.config.fallback.max_stated_wait_ms;
     if let Some(outcome) = plan::bound_wait(&mut verdict, max_wait) {
@@ -135,7 +134,7 @@ pub fn stream_verdict(cx: &Cx<'_>, payload: &[u8]) -> Verdict {
         headers: &[],
         body: payload,
         code_details: None,
-        now_unix_ms: cx.now_ms,
+        now_unix_ms: cx.now(),
     };
     let mut verdict = classify_with(&answer, cx.rules);
     plan::bound_wait(&mut verdict, cx.config.fallback.max_stated_wait_ms);
@@ -165,14 +164,15 @@ fn error_rate_crossed(cx: &Cx<'_>, model: &str, is_error: bool) -> bool {
     };
     windows
         .get_mut(index)
-        .is_some_and(|w| w.record(cx.now_ms, is_error, &cx.config.fallback))
+        .is_some_and(|w| w.record(cx.clock.coarse_ms(), is_error, &cx.config.fallback))
 }
 
 /// Opens `model`'s circuit for its error rate; returns the new deadline.
 fn open_for_error_rate(cx: &Cx<'_>, seed: &str, model: &str) -> u64 {
-    let jitter = jitter(seed, cx.now_ms);
+    let now = cx.now();
+    let jitter = jitter(seed, now);
     let (h, _) = cx.health.update(model, &mut |h| {
-        h.open_for_error_rate(cx.now_ms, &cx.config.fallback, jitter);
+        h.open_for_error_rate(now, &cx.config.fallback, jitter);
         true
     });
     log::warn!(
@@ -240,7 +240,7 @@ pub fn record_failure(
     out: &mut Effects,
 ) -> Option<u64> {
     let config = cx.config;
-    let now = cx.now_ms;
+    let now = cx.now();
     let jitter = jitter(seed, now);
     let fail = |name: &str| {
         let mut opened = None;
@@ -352,7 +352,7 @@ pub fn after_failure(
     let Some(current) = config.model(model) else {
         return After::Next(Next::Stop);
     };
-    let now = cx.now_ms;
+    let now = cx.now();
     let opened = record_failure(cx, seed, current, verdict, out);
     let slot = cx.counters.slot(Some(model));
     let proven = proven_rejection(status, verdict);
@@ -381,7 +381,7 @@ pub fn after_failure(
         .copied()
         .filter(|m| m.cluster_or(&config.fallback.default_cluster) == request.cluster)
         .collect();
-    let admission = |m: &ModelConfig| cx.health.read(&m.name).admission(now);
+    let admission = |m: &ModelConfig| cx.admission(&cx.health.read(&m.name));
     let decide = |chain: &[&ModelConfig]| {
         plan::after_failure(
             config,

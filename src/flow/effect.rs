@@ -2,6 +2,9 @@
 
 use crate::stats::Counter;
 
+/// Headers of a local reply.
+pub type ReplyHeaders = Vec<(&'static str, String)>;
+
 /// One thing the shell must do for the flow. Header effects apply to the map of the phase the
 /// flow was called in (request headers before routing, response headers after an answer).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,7 +16,7 @@ pub enum Effect {
     /// Answers the request locally instead of forwarding it (nothing reaches an upstream).
     LocalReply {
         status: u16,
-        headers: Vec<(&'static str, String)>,
+        headers: ReplyHeaders,
         body: String,
     },
     /// Adds to a counter (folded into the Envoy stats by the shell's timer).
@@ -44,7 +47,7 @@ impl Effects {
         }
     }
 
-    pub fn reply(&mut self, status: u16, headers: Vec<(&'static str, String)>, body: String) {
+    pub fn reply(&mut self, status: u16, headers: ReplyHeaders, body: String) {
         self.0.push(Effect::LocalReply {
             status,
             headers,
@@ -104,13 +107,13 @@ impl Effects {
     }
 
     /// The local reply, if the flow answered itself.
-    pub fn local_reply(&self) -> Option<(u16, &[(&'static str, String)], &str)> {
+    pub fn local_reply(&self) -> Option<(u16, &ReplyHeaders, &str)> {
         self.0.iter().find_map(|e| match e {
             Effect::LocalReply {
                 status,
                 headers,
                 body,
-            } => Some((*status, headers.as_slice(), body.as_str())),
+            } => Some((*status, headers, body.as_str())),
             _ => None,
         })
     }

@@ -1,6 +1,6 @@
 //! The request flow: every decision the filter takes about a request, as plain functions of
 //! the configuration, the request's state, the models' health and the time, returning
-//! [`Effect`]s for the shell to apply. No host calls: the clock is an input (`Cx::now_ms`),
+//! [`Effect`]s for the shell to apply. No host calls: the clock is an input ([`Clock`], read only when a decision needs it),
 //! health goes through [`HealthStore`] (shared data in the filter, memory in tests), and
 //! headers, local replies and counters come back as values.
 //!
@@ -24,7 +24,7 @@ pub use request::{Request, RequestStore, Safety};
 
 use crate::classify::rules::Rules;
 use crate::config::Config;
-use crate::health::{ErrorWindow, Health};
+use crate::health::{Admission, ErrorWindow, Health};
 use crate::stats::CounterSet;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -67,6 +67,27 @@ impl HealthStore for MemoryHealth {
     }
 }
 
+/// The time, as the flow may ask for it: the shell reads the host clock only when a decision
+/// needs it (a healthy request needs none).
+pub trait Clock {
+    /// Wall-clock time now, in Unix milliseconds.
+    fn now_ms(&self) -> u64;
+    /// A recent time (at most a timer period old), for windows of many seconds.
+    fn coarse_ms(&self) -> u64 {
+        self.now_ms()
+    }
+}
+
+/// A clock that says what it was told: the tests' clock.
+#[derive(Debug, Clone, Copy)]
+pub struct FixedClock(pub u64);
+
+impl Clock for FixedClock {
+    fn now_ms(&self) -> u64 {
+        self.0
+    }
+}
+
 /// What every flow step reads: configuration, counters' labels, health, this worker's error
 /// windows, and the time.
 pub struct Cx<'a> {
@@ -76,8 +97,23 @@ pub struct Cx<'a> {
     pub health: &'a dyn HealthStore,
     /// Per configured model (same order): this worker's error-rate window.
     pub windows: &'a RefCell<Vec<ErrorWindow>>,
-    /// Host wall-clock time, in Unix milliseconds.
-    pub now_ms: u64,
+    pub clock: &'a dyn Clock,
+}
+
+impl Cx<'_> {
+    /// Wall-clock time now, in Unix milliseconds.
+    pub fn now(&self) -> u64 {
+        self.clock.now_ms()
+    }
+
+    /// Whether `health` lets a request use its model now (a clean record needs no clock).
+    pub fn admission(&self, health: &Health) -> Admission {
+        if health.is_clean() {
+            Admission::Healthy
+        } else {
+            health.admission(self.now())
+        }
+    }
 }
 
 /// A cheap pseudo-random number for cooldown jitter (the VM has no randomness source).

@@ -38,7 +38,6 @@ pub enum Start {
 /// through the health store (one request probes a model whose cooldown ended).
 pub fn start(cx: &Cx<'_>, id: &str, ask: Ask<'_>, out: &mut Effects) -> Start {
     let config = cx.config;
-    let now = cx.now_ms;
     let requested = ask.model;
     let Some(primary) = config.model(requested) else {
         return Start::Unmanaged;
@@ -66,7 +65,7 @@ pub fn start(cx: &Cx<'_>, id: &str, ask: Ask<'_>, out: &mut Effects) -> Start {
         }
         let slot = cx.counters.slot(Some(&candidate.name));
         let health = cx.health.read(&candidate.name);
-        match health.admission(now) {
+        match cx.admission(&health) {
             Admission::Healthy => {
                 if health.is_clean() {
                     clean_at_start = Some(candidate.name.clone());
@@ -75,6 +74,7 @@ pub fn start(cx: &Cx<'_>, id: &str, ask: Ask<'_>, out: &mut Effects) -> Start {
                 break;
             }
             Admission::Probe => {
+                let now = cx.now();
                 let (_, won) = cx.health.update(&candidate.name, &mut |h| {
                     if h.admission(now) != Admission::Probe {
                         return false;
@@ -99,6 +99,7 @@ pub fn start(cx: &Cx<'_>, id: &str, ask: Ask<'_>, out: &mut Effects) -> Start {
                 });
             }
             Admission::Cooling { until_ms } => {
+                let now = cx.now();
                 out.count(Counter::Skipped(slot));
                 soonest = Some(soonest.map_or(until_ms, |s| s.min(until_ms)));
                 let probing = now >= health.cooldown_until_ms;
@@ -117,11 +118,11 @@ pub fn start(cx: &Cx<'_>, id: &str, ask: Ask<'_>, out: &mut Effects) -> Start {
     let (model, probe) = match chosen {
         Some(choice) => choice,
         None if priority == Priority::Batch => {
-            refuse_batch(requested, soonest, now, out);
+            refuse_batch(requested, soonest, cx.now(), out);
             log::info!("request {id}: batch request refused, {requested} is cooling down");
             return Start::Refused;
         }
-        None => match plan::when_exhausted(&outs, now) {
+        None => match plan::when_exhausted(&outs, cx.now()) {
             plan::Exhausted::Answer {
                 status,
                 class,
@@ -146,7 +147,9 @@ pub fn start(cx: &Cx<'_>, id: &str, ask: Ask<'_>, out: &mut Effects) -> Start {
             model.name
         );
     }
-    let cluster = model.cluster_or(&config.fallback.default_cluster).to_owned();
+    let cluster = model
+        .cluster_or(&config.fallback.default_cluster)
+        .to_owned();
     let mut request = Request::new(requested, &model.name, &cluster);
     request.task = ask.task.map(str::to_owned);
     request.priority = priority;
@@ -174,7 +177,10 @@ fn refuse_batch(requested: &str, soonest: Option<u64>, now: u64, out: &mut Effec
             ("content-type", "application/json".into()),
             ("retry-after", wait_s.to_string()),
             ("x-llm-error-class", "overloaded".into()),
-            ("x-llm-error-reason", "batch request, model cooling down".into()),
+            (
+                "x-llm-error-reason",
+                "batch request, model cooling down".into(),
+            ),
         ],
         body,
     );
@@ -222,7 +228,10 @@ fn answer_exhausted(
         ),
         ("x-llm-model", requested.to_owned()),
         ("x-llm-attempts", "0".to_owned()),
-        ("x-should-retry", if retry { "true" } else { "false" }.to_owned()),
+        (
+            "x-should-retry",
+            if retry { "true" } else { "false" }.to_owned(),
+        ),
     ];
     if let Some(wait) = wait_s {
         headers.push(("retry-after", wait.to_string()));
@@ -258,7 +267,7 @@ pub fn explain(cx: &Cx<'_>, request: &Request, status: u16, out: &mut Effects) {
             .retry_after_ms
             .or_else(|| {
                 let until = cx.health.read(&request.requested).cooldown_until_ms;
-                until.checked_sub(cx.now_ms)
+                until.checked_sub(cx.now())
             })
             .unwrap_or(1000);
         out.set_header("retry-after", wait.div_ceil(1000).max(1).to_string());
@@ -280,5 +289,29 @@ pub fn block_client_retry(safety: Safety, slot: ModelSlot, status: u16, out: &mu
         out.set_header("x-should-retry", "false");
         out.set_header("x-llm-retry-blocked", BLOCKED);
         out.count(Counter::RetriesBlocked(slot));
+    }
+}
+
+/// Client retry headers dropped from unsafe requests (the route's policy stays in charge).
+pub const CLIENT_RETRY_HEADERS: [&str; 4] = [
+    "x-envoy-retry-on",
+    "x-envoy-retry-grpc-on",
+    "x-envoy-max-retries",
+    "x-envoy-hedge-on-per-try-timeout",
+];
+
+/// The router's retry policy for a judged request: a safe one also retries resets and
+/// per-try timeouts (`x-envoy-retry-on: reset`, added to the route's policy); an unsafe one
+/// keeps only the route's policy, which retries nothing that may have reached the upstream, and
+/// loses any retry headers the client sent.
+pub fn retry_policy(safety: Safety, slot: ModelSlot, out: &mut Effects) {
+    match safety {
+        Safety::Safe => out.set_header("x-envoy-retry-on", "reset"),
+        Safety::Unsafe { .. } => {
+            for name in CLIENT_RETRY_HEADERS {
+                out.remove_header(name);
+            }
+            out.count(Counter::UnsafeRequests(slot));
+        }
     }
 }

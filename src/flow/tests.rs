@@ -21,7 +21,7 @@ struct Bed {
     counters: CounterSet,
     health: MemoryHealth,
     windows: RefCell<Vec<ErrorWindow>>,
-    now_ms: u64,
+    clock: FixedClock,
 }
 
 impl Bed {
@@ -47,7 +47,7 @@ impl Bed {
             windows: RefCell::new(vec![ErrorWindow::default(); config.models.len()]),
             health: MemoryHealth::default(),
             config,
-            now_ms: T0,
+            clock: FixedClock(T0),
         }
     }
 
@@ -58,7 +58,7 @@ impl Bed {
             counters: &self.counters,
             health: &self.health,
             windows: &self.windows,
-            now_ms: self.now_ms,
+            clock: &self.clock,
         }
     }
 
@@ -96,7 +96,7 @@ impl Bed {
             headers: &[("content-type", "application/json")],
             body: body.as_bytes(),
             code_details: None,
-            now_unix_ms: self.now_ms,
+            now_unix_ms: self.clock.0,
         };
         let verdict = attempt::judge(&self.cx(), self.slot(model), &answer, &mut out);
         (verdict, out)
@@ -150,7 +150,10 @@ fn a_healthy_request_goes_to_its_models_cluster_and_keeps_its_body_for_fallbacks
     assert_eq!(request.next, "gpt-4o");
     assert_eq!(request.clean_at_start.as_deref(), Some("gpt-4o"));
     assert!(request.body.is_some(), "the chain has fallbacks");
-    assert!(out.is_empty(), "nothing to say on the healthy path: {out:?}");
+    assert!(
+        out.is_empty(),
+        "nothing to say on the healthy path: {out:?}"
+    );
 }
 
 #[wasm_bindgen_test(unsupported = test)]
@@ -207,7 +210,11 @@ fn one_request_probes_a_model_whose_cooldown_ended_the_next_one_passes_it_over()
 #[wasm_bindgen_test(unsupported = test)]
 fn a_chain_out_of_quota_is_answered_locally_with_when_to_come_back() {
     let bed = Bed::new(json!({}));
-    for (model, wait) in [("gpt-4o", 60_000), ("gpt-4o-mini", 20_000), ("claude", 90_000)] {
+    for (model, wait) in [
+        ("gpt-4o", 60_000),
+        ("gpt-4o-mini", 20_000),
+        ("claude", 90_000),
+    ] {
         bed.health.update(model, &mut |h| {
             h.cooldown_until_ms = T0 + wait;
             h.reason = Some(ErrorClass::QuotaExhausted);
@@ -218,9 +225,18 @@ fn a_chain_out_of_quota_is_answered_locally_with_when_to_come_back() {
     assert!(matches!(start, Start::Refused));
     let (status, headers, body) = out.local_reply().unwrap();
     assert_eq!(status, 429);
-    let header = |n: &str| headers.iter().find(|(k, _)| *k == n).map(|(_, v)| v.as_str());
+    let header = |n: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| *k == n)
+            .map(|(_, v)| v.as_str())
+    };
     assert_eq!(header("retry-after"), Some("20"));
-    assert_eq!(header("x-should-retry"), Some("true"), "20 s is within max_wait_ms");
+    assert_eq!(
+        header("x-should-retry"),
+        Some("true"),
+        "20 s is within max_wait_ms"
+    );
     assert_eq!(header("x-llm-attempts"), Some("0"));
     assert!(body.contains("all_models_unavailable"));
 }
@@ -273,7 +289,10 @@ fn max_tokens_is_clamped_for_a_fallback_with_a_smaller_limit_and_only_then() {
     let rewrite =
         attempt::rewrite(&bed.cx(), &mut request, &chat("gpt-4o", Some(8000)), false).unwrap();
     let body: serde_json::Value = serde_json::from_slice(&rewrite.body.unwrap()).unwrap();
-    assert_eq!((body["model"].as_str(), body["max_tokens"].as_u64()), (Some("gpt-4o-mini"), Some(2048)));
+    assert_eq!(
+        (body["model"].as_str(), body["max_tokens"].as_u64()),
+        (Some("gpt-4o-mini"), Some(2048))
+    );
     // Within the limit: only the model changes.
     let mut request = bed.routed("gpt-4o", Safety::Safe);
     request.next = "gpt-4o-mini".into();
@@ -282,13 +301,22 @@ fn max_tokens_is_clamped_for_a_fallback_with_a_smaller_limit_and_only_then() {
     let body: serde_json::Value = serde_json::from_slice(&rewrite.body.unwrap()).unwrap();
     assert_eq!(body["max_tokens"], 100);
     // The requested model itself is never clamped (the client asked it for that many).
-    let bed = Bed::new(json!({"models": [{"name": "gpt-4o-mini", "max_output_tokens": 2048}],
-                              "fallback": {}}));
+    let bed = Bed::new(
+        json!({"models": [{"name": "gpt-4o-mini", "max_output_tokens": 2048}],
+                              "fallback": {}}),
+    );
     let mut request = bed.routed("gpt-4o-mini", Safety::Safe);
-    let rewrite = attempt::rewrite(&bed.cx(), &mut request, &chat("gpt-4o-mini", Some(8000)), false);
+    let rewrite = attempt::rewrite(
+        &bed.cx(),
+        &mut request,
+        &chat("gpt-4o-mini", Some(8000)),
+        false,
+    );
     assert_eq!(rewrite.unwrap().body, None);
     // Policy `skip`: a fallback whose limit is too small is not chosen, the body is left alone.
-    let bed = Bed::new(json!({"fallback": {"max_tokens": "skip", "chains": {"gpt-4o": ["gpt-4o-mini"]}}}));
+    let bed = Bed::new(
+        json!({"fallback": {"max_tokens": "skip", "chains": {"gpt-4o": ["gpt-4o-mini"]}}}),
+    );
     let mut request = bed.routed("gpt-4o", Safety::Safe);
     request.next = "gpt-4o-mini".into();
     let rewrite =
@@ -319,7 +347,11 @@ fn quota_exhausted_switches_within_the_cluster_and_cools_the_model() {
     assert_eq!(after, After::Next(Next::Switch("gpt-4o-mini".into())));
     assert_eq!(out.header(RETRY_MARKER), Some("true"));
     assert_eq!(out.header("x-llm-error-class"), Some("quota_exhausted"));
-    assert_eq!(out.header("x-should-retry"), Some("false"), "the same model will not help");
+    assert_eq!(
+        out.header("x-should-retry"),
+        Some("false"),
+        "the same model will not help"
+    );
     assert_eq!(request.next, "gpt-4o-mini");
     assert_eq!(request.fallback_reason, Some(ErrorClass::QuotaExhausted));
     assert!(matches!(
@@ -352,7 +384,11 @@ fn a_short_rate_limit_retries_the_same_model_after_the_stated_wait() {
     let (after, out) = bed.attempt(&mut request, 429, RATE);
     assert_eq!(after, After::Next(Next::Retry));
     assert_eq!(out.header(RETRY_MARKER), Some("true"));
-    assert_eq!(out.header(RETRY_AFTER_MARKER), Some("1"), "120 ms, in whole seconds");
+    assert_eq!(
+        out.header(RETRY_AFTER_MARKER),
+        Some("1"),
+        "120 ms, in whole seconds"
+    );
     assert_eq!(request.next, "gpt-4o");
     assert_eq!(bed.health.read("gpt-4o").admission(T0), Admission::Healthy);
 }
@@ -360,7 +396,8 @@ fn a_short_rate_limit_retries_the_same_model_after_the_stated_wait() {
 #[wasm_bindgen_test(unsupported = test)]
 fn an_unsafe_request_is_resent_only_after_a_proven_rejection() {
     let bed = Bed::new(json!({}));
-    let overloaded = r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+    let overloaded =
+        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
     // A 429 with a provider's error body: rejected before processing, re-sent.
     let mut request = bed.routed("gpt-4o", UNSAFE);
     let (after, out) = bed.attempt(&mut request, 529, overloaded);
@@ -380,17 +417,34 @@ fn an_unsafe_request_is_resent_only_after_a_proven_rejection() {
     // A bare 429 proves nothing: the status alone could come from anything in between.
     let verdict = bed.judge("gpt-4o", 429, "").0;
     assert!(!attempt::proven_rejection(429, &verdict));
-    assert!(attempt::proven_rejection(429, &bed.judge("gpt-4o", 429, QUOTA).0));
+    assert!(attempt::proven_rejection(
+        429,
+        &bed.judge("gpt-4o", 429, QUOTA).0
+    ));
 }
 
 #[wasm_bindgen_test(unsupported = test)]
 fn the_final_answer_to_an_unsafe_request_blocks_client_retries_unless_proven() {
     let slot = crate::stats::ModelSlot::default();
-    for (status, blocked) in [(500, true), (503, true), (408, true), (429, true), (400, false), (200, false)] {
+    for (status, blocked) in [
+        (500, true),
+        (503, true),
+        (408, true),
+        (429, true),
+        (400, false),
+        (200, false),
+    ] {
         let mut out = Effects::default();
         route::block_client_retry(UNSAFE, slot, status, &mut out);
-        assert_eq!(out.header("x-should-retry") == Some("false"), blocked, "{status}");
-        assert_eq!(out.counted(Counter::RetriesBlocked(slot)), u64::from(blocked));
+        assert_eq!(
+            out.header("x-should-retry") == Some("false"),
+            blocked,
+            "{status}"
+        );
+        assert_eq!(
+            out.counted(Counter::RetriesBlocked(slot)),
+            u64::from(blocked)
+        );
     }
     let proven = Safety::Unsafe {
         proven_rejection: true,
@@ -425,13 +479,18 @@ fn an_attempt_without_an_answer_writes_no_header_but_still_plans_the_retry() {
 
 #[wasm_bindgen_test(unsupported = test)]
 fn a_fallback_on_another_cluster_is_named_for_the_clients_next_request() {
-    let bed = Bed::new(json!({"fallback": {"default_cluster": "a", "chains": {"gpt-4o": ["claude"]}}}));
+    let bed =
+        Bed::new(json!({"fallback": {"default_cluster": "a", "chains": {"gpt-4o": ["claude"]}}}));
     let mut request = bed.routed("gpt-4o", Safety::Safe);
     let (after, out) = bed.attempt(&mut request, 429, QUOTA);
     assert_eq!(after, After::Elsewhere("claude".into()));
     assert_eq!(out.header("x-should-retry"), Some("true"));
     assert_eq!(out.header("x-llm-fallback-next"), Some("claude"));
-    assert_eq!(out.header(RETRY_MARKER), None, "Envoy's retries stay on the cluster");
+    assert_eq!(
+        out.header(RETRY_MARKER),
+        None,
+        "Envoy's retries stay on the cluster"
+    );
     // That next request is routed straight to it.
     assert_eq!(bed.routed("gpt-4o", Safety::Safe).cluster, "b");
 }
@@ -443,7 +502,10 @@ fn an_account_wide_quota_stop_cools_every_model_of_the_account() {
     let _ = bed.attempt(&mut request, 429, QUOTA);
     for model in ["gpt-4o", "gpt-4o-mini"] {
         assert!(
-            matches!(bed.health.read(model).admission(T0), Admission::Cooling { .. }),
+            matches!(
+                bed.health.read(model).admission(T0),
+                Admission::Cooling { .. }
+            ),
             "{model}"
         );
     }
@@ -455,15 +517,21 @@ fn overload_opens_the_circuit_at_the_threshold_and_a_probe_success_closes_it() {
     let mut bed = Bed::new(json!({}));
     let overloaded = r#"{"error":{"message":"The server is overloaded","type":"server_error"}}"#;
     let mut request = bed.routed("gpt-4o", Safety::Safe);
-    assert_eq!(bed.attempt(&mut request, 503, overloaded).0, After::Next(Next::Retry));
+    assert_eq!(
+        bed.attempt(&mut request, 503, overloaded).0,
+        After::Next(Next::Retry)
+    );
     let (after, out) = bed.attempt(&mut request, 503, overloaded);
     assert_eq!(after, After::Next(Next::Switch("gpt-4o-mini".into())));
     assert_eq!(
-        out.counted(Counter::CooldownsOpened(bed.slot("gpt-4o"), ErrorClass::Overloaded)),
+        out.counted(Counter::CooldownsOpened(
+            bed.slot("gpt-4o"),
+            ErrorClass::Overloaded
+        )),
         1
     );
     // After the cooldown one request probes, succeeds and closes the circuit.
-    bed.now_ms = bed.health.read("gpt-4o").cooldown_until_ms + 1;
+    bed.clock = FixedClock(bed.health.read("gpt-4o").cooldown_until_ms + 1);
     let mut probe = bed.routed("gpt-4o", Safety::Safe);
     assert!(probe.probe);
     let mut out = Effects::default();
@@ -526,4 +594,57 @@ fn the_store_stays_bounded_in_entries_bodies_and_order() {
         store.remove(&i.to_string());
     }
     assert!(store.order_len() <= 65, "{}", store.order_len());
+}
+
+/// Counts how often the flow reads the precise clock.
+struct CountingClock(u64, std::cell::Cell<u32>);
+
+impl Clock for CountingClock {
+    fn now_ms(&self) -> u64 {
+        self.1.set(self.1.get() + 1);
+        self.0
+    }
+
+    fn coarse_ms(&self) -> u64 {
+        self.0
+    }
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn a_healthy_request_never_reads_the_clock() {
+    let bed = Bed::new(json!({}));
+    let clock = CountingClock(T0, Default::default());
+    let cx = Cx {
+        clock: &clock,
+        ..bed.cx()
+    };
+    let mut out = Effects::default();
+    let ask = Ask {
+        model: "gpt-4o",
+        task: None,
+        priority: Priority::Normal,
+        body: chat("gpt-4o", None),
+        safety: Safety::Safe,
+    };
+    let Start::Route { mut request, .. } = route::start(&cx, "r1", ask, &mut out) else {
+        panic!()
+    };
+    let plan = attempt::plan(&cx, &mut request);
+    attempt::succeeded(&cx, Some(&mut request), "r1", &plan.target, &mut out);
+    route::explain(&cx, &request, 200, &mut out);
+    assert_eq!(clock.1.get(), 0);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn a_safe_request_also_retries_resets_an_unsafe_one_loses_the_clients_retry_headers() {
+    let slot = crate::stats::ModelSlot::default();
+    let mut out = Effects::default();
+    route::retry_policy(Safety::Safe, slot, &mut out);
+    assert_eq!(out.header("x-envoy-retry-on"), Some("reset"));
+    let mut out = Effects::default();
+    route::retry_policy(UNSAFE, slot, &mut out);
+    for name in route::CLIENT_RETRY_HEADERS {
+        assert!(out.removes(name), "{name}");
+    }
+    assert_eq!(out.counted(Counter::UnsafeRequests(slot)), 1);
 }

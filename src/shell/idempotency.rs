@@ -1,37 +1,21 @@
-//! Retry-safety glue: judges requests, steers Envoy's retry policy, refuses duplicates.
+//! Retry safety in the client position: judges requests, refuses duplicate `Idempotency-Key`s.
 
 use super::headers::RequestHeaders;
 use super::{host, Plugin};
 use crate::safety::{self, Dedup, Judgement, Slot};
 use crate::stats::{Counter, ModelSlot};
-use proxy_wasm::types::MapType;
 
-/// Client retry headers dropped from unsafe requests (the route's policy stays in charge).
-const CLIENT_RETRY_HEADERS: &[&str] = &[
-    "x-envoy-retry-on",
-    "x-envoy-retry-grpc-on",
-    "x-envoy-max-retries",
-    "x-envoy-hedge-on-per-try-timeout",
-];
-
-/// Header value the blocked answers carry.
-pub const BLOCKED: &str = "non-idempotent";
-
-/// Judges the held request (client position) and sets the router's retry policy for it:
-/// safe requests also retry resets and per-try timeouts (`x-envoy-retry-on: reset`, added to
-/// the route's policy); unsafe ones keep only the route's policy, which retries nothing that
-/// may have reached the upstream.
+/// Judges whether the held request may be sent twice (client position). A key makes a re-send
+/// harmless only where the provider deduplicates by it: on every cluster the request may reach
+/// (the default cluster when its model is not known).
 pub fn judge_request(
     plugin: &Plugin,
-    slot: ModelSlot,
     body: &[u8],
     request: &RequestHeaders,
     clusters: &[&str],
 ) -> Judgement {
     let config = &plugin.config.retry_safety;
     let (method, path) = (&request.method, &request.path);
-    // A key makes a re-send harmless only where the provider deduplicates by it: on every
-    // cluster the request may reach (the default cluster when its model is not known).
     let default = [plugin.config.fallback.default_cluster.as_str()];
     let clusters = if clusters.is_empty() {
         &default[..]
@@ -50,14 +34,7 @@ pub fn judge_request(
         deduplicated,
         Some(body),
     );
-    let headers = MapType::HttpRequestHeaders;
-    if judgement.safe {
-        host::set_header(headers, "x-envoy-retry-on", "reset");
-    } else {
-        for name in CLIENT_RETRY_HEADERS {
-            host::remove_header(headers, name);
-        }
-        plugin.metrics.increment(Counter::UnsafeRequests(slot));
+    if !judgement.safe {
         log::info!(
             "{method} {path}: not safe to send twice ({}); only proven rejections are re-sent",
             judgement.reason
@@ -71,7 +48,7 @@ fn slot_key(index: u64) -> String {
 }
 
 /// The slot and key hash of the request's `Idempotency-Key`, scoped by its credential.
-pub fn idempotency(plugin: &Plugin, request: &RequestHeaders) -> Option<(u64, u64)> {
+pub fn slot_of(plugin: &Plugin, request: &RequestHeaders) -> Option<(u64, u64)> {
     let config = &plugin.config.retry_safety.duplicates;
     if !config.enabled {
         return None;

@@ -4,22 +4,26 @@
 //! It is meant for an internal listener: whoever can reach a listener that loads it can read
 //! the document. The public listener's filter (`root_id: client`) never answers it.
 
-use super::{health_store, host, Plugin};
+use super::{host, shared_health, Plugin};
 use proxy_wasm::traits::{Context, HttpContext};
 use proxy_wasm::types::{Action, MapType};
 use std::rc::Rc;
 
-pub struct StatusStream {
-    pub plugin: Option<Rc<Plugin>>,
+pub struct StatusContext {
+    plugin: Rc<Plugin>,
 }
 
-impl Context for StatusStream {}
+impl StatusContext {
+    pub fn new(plugin: Rc<Plugin>) -> Self {
+        Self { plugin }
+    }
+}
 
-impl HttpContext for StatusStream {
+impl Context for StatusContext {}
+
+impl HttpContext for StatusContext {
     fn on_http_request_headers(&mut self, _num_headers: usize, _end_of_stream: bool) -> Action {
-        let Some(plugin) = &self.plugin else {
-            return Action::Continue;
-        };
+        let plugin = &self.plugin;
         let Some(status_path) = plugin.config.status_path.as_deref() else {
             return Action::Continue;
         };
@@ -32,7 +36,7 @@ impl HttpContext for StatusStream {
             .config
             .models
             .iter()
-            .map(|m| (m.name.clone(), health_store::read(&m.name)))
+            .map(|m| (m.name.clone(), shared_health::read(&m.name)))
             .collect();
         let body = crate::stats::status_json(
             &plugin.metrics.set,

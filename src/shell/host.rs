@@ -15,7 +15,9 @@ pub fn log(level: LogLevel, message: &str) {
 }
 
 fn debug_failure(what: &str, status: Status) {
-    log(LogLevel::Debug, &format!("{what} failed: {status:?}"));
+    if log::log_enabled!(log::Level::Debug) {
+        log(LogLevel::Debug, &format!("{what} failed: {status:?}"));
+    }
 }
 
 /// Reads `[start, start + size)` of a body or configuration buffer.

@@ -7,25 +7,29 @@
 //!
 //! Both use the same `vm_id`, so they share one VM per worker and the same shared data.
 
-mod fallback;
-mod guard;
+mod apply;
+mod client;
+mod count;
 mod headers;
-mod health_store;
 mod holds;
 mod host;
-mod http;
+mod idempotency;
 mod identity;
 mod metrics;
 mod observe;
 mod raw;
 mod requests;
+mod shared_health;
 mod status;
+mod upstream;
 
 use crate::classify::rules::Rules;
 use crate::config::Config;
+use crate::flow::{Clock, Cx};
 use metrics::Metrics;
 use proxy_wasm::traits::{Context, HttpContext, RootContext};
 use proxy_wasm::types::{BufferType, ContextType, LogLevel};
+use shared_health::SharedHealth;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -61,6 +65,20 @@ pub struct Plugin {
     pub metrics: Metrics,
     /// Per configured model (same order): this worker's error-rate window.
     pub windows: std::cell::RefCell<Vec<crate::health::ErrorWindow>>,
+}
+
+impl Plugin {
+    /// What the request flow reads, with `clock` as its time.
+    pub fn cx<'a>(&'a self, clock: &'a dyn Clock) -> Cx<'a> {
+        Cx {
+            config: &self.config,
+            rules: &self.rules,
+            counters: &self.metrics.set,
+            health: &SharedHealth,
+            windows: &self.windows,
+            clock,
+        }
+    }
 }
 
 // No host calls here: Envoy refuses them (`restricted_callback`) while `_initialize` runs.
@@ -113,7 +131,7 @@ impl RootContext for Root {
         }
         let metrics = Metrics::new(&config);
         for model in &config.models {
-            health_store::init(&model.name);
+            shared_health::init(&model.name);
         }
         host::log(
             LogLevel::Info,
@@ -130,19 +148,14 @@ impl RootContext for Root {
             metrics,
         });
         if role == Role::Client {
-            guard::init_slots(&plugin);
+            idempotency::init_slots(&plugin);
         }
-        self.plugin = Some(plugin);
-        let holds_streams = role == Role::Upstream
-            && self
-                .plugin
-                .as_ref()
-                .is_some_and(|p| p.config.fallback.stream_start.enabled);
-        let period = if holds_streams {
+        let period = if role == Role::Upstream && plugin.config.fallback.stream_start.enabled {
             HOLD_TICK
         } else {
             FLUSH_PERIOD
         };
+        self.plugin = Some(plugin);
         let period_ms = u32::try_from(period.as_millis()).unwrap_or(1000);
         if let Err(status) = raw::set_tick_period_ms(period_ms) {
             host::log(
@@ -155,6 +168,7 @@ impl RootContext for Root {
 
     fn on_tick(&mut self) {
         let now = host::now_unix_ms();
+        apply::saw_time(now);
         if holds::any() {
             holds::release_expired(now);
         }
@@ -169,18 +183,27 @@ impl RootContext for Root {
 
     fn create_http_context(&self, context_id: u32) -> Option<Box<dyn HttpContext>> {
         // Returning None makes the SDK panic; an unconfigured plugin passes traffic through.
-        if self.plugin.as_ref().is_some_and(|p| p.role == Role::Status) {
-            return Some(Box::new(status::StatusStream {
-                plugin: self.plugin.clone(),
-            }));
-        }
-        Some(Box::new(http::Stream::new(self.plugin.clone(), context_id)))
+        let Some(plugin) = self.plugin.clone() else {
+            return Some(Box::new(PassThrough));
+        };
+        Some(match plugin.role {
+            Role::Client => Box::new(client::ClientContext::new(plugin)),
+            Role::Upstream => Box::new(upstream::UpstreamContext::new(plugin, context_id)),
+            Role::Status => Box::new(status::StatusContext::new(plugin)),
+        })
     }
 
     fn get_type(&self) -> Option<ContextType> {
         Some(ContextType::HttpContext)
     }
 }
+
+/// A stream of a plugin whose configuration failed: untouched.
+struct PassThrough;
+
+impl Context for PassThrough {}
+
+impl HttpContext for PassThrough {}
 
 /// Says so, at critical level, if the filter ever panics (the VM then traps and
 /// `failure_policy` decides what follows): a trap must never be silent.

@@ -1,0 +1,63 @@
+//! The only place where the flow's effects become host calls, and the clock the flow reads.
+
+use super::{host, Plugin};
+use crate::flow::{Clock, Effect, Effects};
+use proxy_wasm::types::MapType;
+use std::cell::Cell;
+
+thread_local! {
+    /// The last wall-clock time any callback or timer read: the coarse clock.
+    static LAST_NOW: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The host clock, read at most once per callback and only when a decision asks for it.
+#[derive(Default)]
+pub struct HostClock(Cell<Option<u64>>);
+
+impl Clock for HostClock {
+    fn now_ms(&self) -> u64 {
+        if let Some(now) = self.0.get() {
+            return now;
+        }
+        let now = host::now_unix_ms();
+        self.0.set(Some(now));
+        LAST_NOW.with(|last| last.set(now));
+        now
+    }
+
+    fn coarse_ms(&self) -> u64 {
+        match (self.0.get(), LAST_NOW.with(Cell::get)) {
+            (Some(now), _) => now,
+            (None, 0) => self.now_ms(),
+            (None, last) => last,
+        }
+    }
+}
+
+/// Records a time read outside a callback's clock (the timer's).
+pub fn saw_time(now_ms: u64) {
+    LAST_NOW.with(|last| last.set(now_ms));
+}
+
+/// Applies `effects` in order; header effects go to `map`. Returns whether one was a local
+/// reply (the stream then belongs to that reply: its callbacks must not be paused again).
+pub fn apply(plugin: &Plugin, map: MapType, effects: Effects) -> bool {
+    let mut replied = false;
+    for effect in effects.into_vec() {
+        match effect {
+            Effect::SetHeader(name, value) => host::set_header(map, name, &value),
+            Effect::RemoveHeader(name) => host::remove_header(map, &name),
+            Effect::Count(counter, delta) => plugin.metrics.add(counter, delta),
+            Effect::LocalReply {
+                status,
+                headers,
+                body,
+            } => {
+                let headers: Vec<(&str, &str)> =
+                    headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                replied |= host::send_response(u32::from(status), headers, body.as_bytes());
+            }
+        }
+    }
+    replied
+}

@@ -1,0 +1,354 @@
+//! The client position (`root_id: client`, in the HTTP connection manager): once per request,
+//! reads its model, judges whether it may be sent twice, routes it to the cluster of the first
+//! model that can serve, and writes the headers that explain the final answer.
+
+use super::apply::{apply, HostClock};
+use super::count::{self, Position, Streaming};
+use super::headers::RequestHeaders;
+use super::{host, idempotency, identity, requests, Plugin};
+use crate::classify::Answer;
+use crate::flow::route::{self, Ask, Start};
+use crate::flow::{attempt, Effects, Safety};
+use crate::inflate::{self, Encoding};
+use crate::model_field::find_model;
+use crate::plan::{self, Priority};
+use crate::stats::{BodySkip, ModelSlot};
+use proxy_wasm::traits::{Context, HttpContext};
+use proxy_wasm::types::{Action, BufferType, MapType};
+use std::rc::Rc;
+
+/// Most bytes a compressed request body is inflated to (the listener's buffer limit).
+const MAX_DECODED_REQUEST: usize = 32 * 1024 * 1024;
+
+/// Where the request is.
+enum Step {
+    /// Request headers not seen yet.
+    Start,
+    /// No models configured: counted under the model its body names, as it streams by.
+    Counting(Box<Streaming>),
+    /// Request headers held until the whole body has been read.
+    AwaitingBody,
+    /// Routed (or passed through): the final answer is awaited.
+    Routed,
+    /// This filter answered the request itself; its reply's callbacks come back here.
+    Responded,
+    /// Counted; nothing more to do with the request.
+    Done,
+}
+
+pub struct ClientContext {
+    plugin: Rc<Plugin>,
+    step: Step,
+    /// The request's model label slot, once counted.
+    slot: ModelSlot,
+    /// The id minted for this request (fallback mode).
+    id: Option<String>,
+    /// The request headers it consults, read once.
+    request: RequestHeaders,
+    encoding: Encoding,
+    /// Whether the request may be sent twice (also kept in its state, with the proof of the
+    /// last attempt's rejection).
+    safety: Safety,
+    /// The `Idempotency-Key` slot this request holds.
+    idempotency: Option<(u64, u64)>,
+    /// The final answer's status.
+    status: u16,
+}
+
+impl ClientContext {
+    pub fn new(plugin: Rc<Plugin>) -> Self {
+        Self {
+            plugin,
+            step: Step::Start,
+            slot: ModelSlot::default(),
+            id: None,
+            request: RequestHeaders::default(),
+            encoding: Encoding::Identity,
+            safety: Safety::Safe,
+            idempotency: None,
+            status: 0,
+        }
+    }
+
+    fn count(&mut self, model: Option<&str>, skip: Option<BodySkip>) {
+        self.slot = count::count(&self.plugin, Position::Client, model, skip);
+    }
+
+    /// No models configured: the policy headers and the routing header are not for anyone
+    /// downstream of here, and the request is only counted.
+    fn observe_only(&mut self, end_of_stream: bool) -> Action {
+        let config = &self.plugin.config;
+        for name in [
+            &config.fallback.cluster_header,
+            &config.fallback.priority_header,
+            &config.fallback.task_header,
+            &config.retry_safety.header,
+        ] {
+            host::remove_header(MapType::HttpRequestHeaders, name);
+        }
+        let encoding = host::header(MapType::HttpRequestHeaders, "content-encoding");
+        self.step = Step::Done;
+        if end_of_stream {
+            self.count(None, None);
+        } else if encoding.is_some() {
+            self.count(None, Some(BodySkip::Encoded));
+        } else {
+            self.step = Step::Counting(Box::new(Streaming::new()));
+        }
+        Action::Continue
+    }
+
+    /// Whole request read: count it, refuse a duplicate, judge whether it may be sent twice,
+    /// choose the first model and its cluster.
+    fn body_complete(&mut self, body: Vec<u8>) -> Action {
+        let body = match self.encoding {
+            Encoding::Identity => body,
+            encoding => match inflate::inflate_complete(encoding, &body, MAX_DECODED_REQUEST) {
+                Some(decoded) => decoded,
+                None => return self.unreadable_body(),
+            },
+        };
+        let field = find_model(&body);
+        match &field {
+            Ok(field) => self.count(Some(&field.value), None),
+            Err(_) if body.is_empty() => self.count(None, None),
+            Err(skip) => self.count(None, Some(BodySkip::Scan(*skip))),
+        }
+        if self.refused_duplicate() {
+            return Action::Pause;
+        }
+        let plugin = Rc::clone(&self.plugin);
+        let config = &plugin.config;
+        // Every cluster the request's chain can reach: a key makes a re-send harmless only if
+        // each of them deduplicates by it.
+        let clusters: Vec<&str> = match &field {
+            Ok(f) => plan::chain(config, &f.value, self.request.task.as_deref())
+                .into_iter()
+                .map(|m| m.cluster_or(&config.fallback.default_cluster))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        self.judge_safety(&body, &clusters);
+        let mut cluster = config.fallback.default_cluster.clone();
+        if let (Ok(field), Some(id)) = (&field, self.id.as_deref()) {
+            let clock = HostClock::default();
+            let cx = plugin.cx(&clock);
+            let ask = Ask {
+                model: &field.value,
+                task: self.request.task.as_deref(),
+                priority: Priority::from_header(self.request.priority.as_deref()),
+                body,
+                safety: self.safety,
+            };
+            let mut out = Effects::default();
+            match route::start(&cx, id, ask, &mut out) {
+                Start::Route {
+                    cluster: first,
+                    mut request,
+                } => {
+                    request.body_encoding = self.encoding;
+                    requests::insert(id, *request);
+                    cluster = first;
+                }
+                Start::Refused => {
+                    // Answered locally, nothing was sent: the key is free again.
+                    if let Some((index, hash)) = self.idempotency.take() {
+                        idempotency::release(index, hash);
+                    }
+                    apply(&plugin, MapType::HttpRequestHeaders, out);
+                    self.step = Step::Responded;
+                    return Action::Pause;
+                }
+                Start::Unmanaged => {}
+            }
+            apply(&plugin, MapType::HttpRequestHeaders, out);
+        }
+        host::set_header(
+            MapType::HttpRequestHeaders,
+            &config.fallback.cluster_header,
+            &cluster,
+        );
+        self.step = Step::Routed;
+        Action::Continue
+    }
+
+    /// A body that cannot be read (an encoding the filter does not decode, or one that does not
+    /// decode): judged from method, path and headers alone (a body-dependent path counts as
+    /// unsafe), routed to the default cluster.
+    fn unreadable_body(&mut self) -> Action {
+        self.count(None, Some(BodySkip::Encoded));
+        if self.refused_duplicate() {
+            return Action::Pause;
+        }
+        self.judge_safety(b"", &[]);
+        host::set_header(
+            MapType::HttpRequestHeaders,
+            &self.plugin.config.fallback.cluster_header,
+            &self.plugin.config.fallback.default_cluster,
+        );
+        self.step = Step::Routed;
+        Action::Continue
+    }
+
+    /// Claims the request's `Idempotency-Key`; a duplicate is answered 409 here.
+    fn refused_duplicate(&mut self) -> bool {
+        let Some((index, hash)) = idempotency::slot_of(&self.plugin, &self.request) else {
+            return false;
+        };
+        if let Err(why) = idempotency::claim(&self.plugin, index, hash) {
+            idempotency::refuse_duplicate(&self.plugin, self.slot, why);
+            self.step = Step::Responded;
+            return true;
+        }
+        self.idempotency = Some((index, hash));
+        false
+    }
+
+    /// Judges retry safety and sets the router's retry policy for the request.
+    fn judge_safety(&mut self, body: &[u8], clusters: &[&str]) {
+        let judgement = idempotency::judge_request(&self.plugin, body, &self.request, clusters);
+        self.safety = if judgement.safe {
+            Safety::Safe
+        } else {
+            Safety::Unsafe {
+                proven_rejection: false,
+            }
+        };
+        let mut out = Effects::default();
+        route::retry_policy(self.safety, self.slot, &mut out);
+        apply(&self.plugin, MapType::HttpRequestHeaders, out);
+    }
+
+    /// The whole body, once its end is known.
+    fn read_body(&mut self, size: usize) -> Action {
+        let body = host::buffer(BufferType::HttpRequestBody, 0, size).unwrap_or_default();
+        self.body_complete(body)
+    }
+}
+
+impl Context for ClientContext {
+    fn on_done(&mut self) -> bool {
+        if let Step::Counting(scanner) = std::mem::replace(&mut self.step, Step::Done) {
+            // A body with trailers never signals its end to the body callback.
+            let model = scanner.found().map(str::to_owned);
+            self.count(model.as_deref(), None);
+        }
+        let request = self.id.as_deref().and_then(requests::remove);
+        if let Some((index, hash)) = self.idempotency.take() {
+            let proven = request
+                .as_ref()
+                .is_some_and(|r| r.safety.proven_rejection());
+            idempotency::finish(index, hash, self.status, proven);
+        }
+        true
+    }
+}
+
+impl HttpContext for ClientContext {
+    fn on_http_request_headers(&mut self, _num_headers: usize, end_of_stream: bool) -> Action {
+        if self.plugin.config.models.is_empty() {
+            return self.observe_only(end_of_stream);
+        }
+        self.request = RequestHeaders::read(&self.plugin.config);
+        identity::apply_trust(&self.plugin, &mut self.request);
+        self.id = identity::mint();
+        self.encoding = Encoding::of_header(self.request.content_encoding.as_deref());
+        if end_of_stream {
+            // No body: judge and route now.
+            return self.body_complete(Vec::new());
+        }
+        if !self.encoding.readable() {
+            return self.unreadable_body();
+        }
+        // Hold the headers until the body is read: the cluster comes from the model.
+        self.step = Step::AwaitingBody;
+        Action::Pause
+    }
+
+    fn on_http_request_body(&mut self, body_size: usize, end_of_stream: bool) -> Action {
+        match &mut self.step {
+            Step::Counting(scanner) => {
+                let outcome = match scanner.feed(body_size) {
+                    Err(skip) => Some((None, Some(skip))),
+                    Ok(()) if end_of_stream => {
+                        let Step::Counting(scanner) = std::mem::replace(&mut self.step, Step::Done)
+                        else {
+                            return Action::Continue;
+                        };
+                        Some(match scanner.finish() {
+                            Ok(model) => (Some(model), None),
+                            Err(skip) => (None, Some(skip)),
+                        })
+                    }
+                    Ok(()) => None,
+                };
+                if let Some((model, skip)) = outcome {
+                    self.step = Step::Done;
+                    self.count(model.as_deref(), skip);
+                }
+                Action::Continue
+            }
+            // Envoy buffers the body until its end (the router keeps it for retries anyway).
+            Step::AwaitingBody if !end_of_stream => Action::Pause,
+            Step::AwaitingBody => self.read_body(body_size),
+            Step::Start | Step::Routed | Step::Responded | Step::Done => Action::Continue,
+        }
+    }
+
+    fn on_http_request_trailers(&mut self, _num_trailers: usize) -> Action {
+        match self.step {
+            // A body with trailers: its end is signalled here, not by the body callback.
+            Step::AwaitingBody => self.read_body(usize::MAX >> 1),
+            Step::Start | Step::Counting(_) | Step::Routed | Step::Responded | Step::Done => {
+                Action::Continue
+            }
+        }
+    }
+
+    fn on_http_response_headers(&mut self, _num_headers: usize, _end_of_stream: bool) -> Action {
+        self.status = host::header(MapType::HttpResponseHeaders, ":status")
+            .and_then(|s| std::str::from_utf8(&s).ok()?.parse::<u16>().ok())
+            .unwrap_or(0);
+        // The filter's own answer (a duplicate, a batch refusal, an exhausted chain) says what
+        // it is already: nothing to judge or explain.
+        if matches!(self.step, Step::Responded) {
+            return Action::Continue;
+        }
+        let plugin = Rc::clone(&self.plugin);
+        let clock = HostClock::default();
+        let cx = plugin.cx(&clock);
+        let mut out = Effects::default();
+        // Upstream answers were judged by the upstream filter; only Envoy's own replies
+        // (timeouts, connect failures, no healthy upstream) are left to judge here.
+        if self.status >= 400 {
+            let details = host::property(vec!["response", "code_details"])
+                .and_then(|d| String::from_utf8(d).ok());
+            if let Some(details) = details.filter(|d| d != "via_upstream") {
+                let owned = host::headers(MapType::HttpResponseHeaders);
+                let headers: Vec<(&str, &str)> = owned
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str()))
+                    .collect();
+                let answer = Answer {
+                    status: self.status,
+                    headers: &headers,
+                    body: b"",
+                    code_details: Some(&details),
+                    now_unix_ms: cx.now(),
+                };
+                let _ = attempt::judge(&cx, self.slot, &answer, &mut out);
+            }
+        }
+        let safety = match self.id.as_deref() {
+            Some(id) => requests::with(id, |request| {
+                route::explain(&cx, request, self.status, &mut out);
+                request.safety
+            })
+            .unwrap_or(self.safety),
+            None => self.safety,
+        };
+        route::block_client_retry(safety, self.slot, self.status, &mut out);
+        apply(&plugin, MapType::HttpResponseHeaders, out);
+        Action::Continue
+    }
+}

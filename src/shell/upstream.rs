@@ -1,0 +1,704 @@
+//! The upstream position (`root_id: upstream`, an upstream filter of each LLM cluster, inside
+//! the router's retry loop): once per attempt, asks the attempt's model, judges the answer
+//! (error answers: headers held while at most `classifier.max_body_bytes` of the body are read;
+//! 2xx: untouched and unbuffered, streams observed, their start held until the first event),
+//! tells the model's health, and marks the answer for retry when another attempt can help.
+
+use super::apply::{apply, HostClock};
+use super::count::{self, Position, Streaming};
+use super::observe::{JsonObserver, StreamObserver};
+use super::{holds, host, identity, raw, requests, Plugin};
+use crate::attempt::{EndFacts, Ending};
+use crate::classify::{Answer, ErrorClass, Verdict};
+use crate::flow::attempt::{self, Seen, RETRY_AFTER_MARKER, RETRY_MARKER};
+use crate::flow::{Cx, Effects};
+use crate::inflate::{self, Encoding};
+use crate::sse::Usage;
+use crate::stats::{BodySkip, Counter, Direction, ModelSlot};
+use proxy_wasm::traits::{Context, HttpContext};
+use proxy_wasm::types::{Action, BufferType, MapType};
+use std::rc::Rc;
+
+/// Most bytes a compressed request body is inflated to (the listener's buffer limit).
+const MAX_DECODED_REQUEST: usize = 32 * 1024 * 1024;
+
+/// Where the attempt's request is.
+enum Sending {
+    /// Streaming through; counted under the model its body names (no models configured).
+    Counting(Box<Streaming>),
+    /// Headers held until the whole body is read (it may be rewritten).
+    AwaitingBody,
+    /// Gone upstream as it is, or rewritten.
+    Sent,
+}
+
+/// What the filter does with the answer.
+enum Answering {
+    /// No answer yet (or nothing to do with it).
+    Awaiting,
+    /// An error answer: headers held, body being read up to the cap (still encoded).
+    Holding {
+        body: Vec<u8>,
+        encoding: Encoding,
+        headers: Vec<(String, String)>,
+    },
+    /// A 200 event stream whose headers are held until its first event shows whether it really
+    /// started (`held`: body bytes read so far).
+    StreamStart {
+        observer: Box<StreamObserver>,
+        held: usize,
+    },
+    /// A 200 event stream, observed for error events and usage.
+    Stream(Box<StreamObserver>),
+    /// A 200 JSON answer, observed for usage (`tail_only`: plain bytes, of which only each
+    /// chunk's tail is read).
+    Json {
+        observer: Box<JsonObserver>,
+        tail_only: bool,
+    },
+    /// Judged; the rest streams through.
+    Judged,
+}
+
+pub struct UpstreamContext {
+    plugin: Rc<Plugin>,
+    /// This stream's context id (the hold timer releases streams by it).
+    context_id: u32,
+    /// The request this attempt belongs to (fallback mode).
+    id: Option<String>,
+    /// The model this attempt asks.
+    model: Option<String>,
+    slot: ModelSlot,
+    sending: Sending,
+    answering: Answering,
+    /// The client's body encoding.
+    encoding: Encoding,
+    /// The answer's status.
+    status: u16,
+    /// Whether an answer (or its absence) was already judged.
+    answered: bool,
+    /// The answer's body reached its end.
+    complete: bool,
+}
+
+impl UpstreamContext {
+    pub fn new(plugin: Rc<Plugin>, context_id: u32) -> Self {
+        Self {
+            plugin,
+            context_id,
+            id: None,
+            model: None,
+            slot: ModelSlot::default(),
+            sending: Sending::Sent,
+            answering: Answering::Awaiting,
+            encoding: Encoding::Identity,
+            status: 0,
+            answered: false,
+            complete: false,
+        }
+    }
+
+    fn count(&mut self, model: Option<&str>) {
+        self.slot = count::count(&self.plugin, Position::Upstream, model, None);
+    }
+
+    fn seed(&self) -> &str {
+        self.id
+            .as_deref()
+            .or(self.model.as_deref())
+            .unwrap_or_default()
+    }
+
+    /// Whole body read: ask this attempt's model (rewritten, `max_tokens` clamped).
+    fn body_complete(&mut self, body: Vec<u8>, body_size: usize) {
+        self.sending = Sending::Sent;
+        // A compressed body is rewritten from its decoded bytes and sent plain (the
+        // `content-encoding` goes with it); one that does not decode is sent as it came.
+        let (body, decoded) = match self.encoding {
+            Encoding::Identity => (body, false),
+            encoding => match inflate::inflate_complete(encoding, &body, MAX_DECODED_REQUEST) {
+                Some(plain) => (plain, true),
+                None => (body, false),
+            },
+        };
+        let Some(id) = self.id.clone() else { return };
+        let clock = HostClock::default();
+        let plugin = Rc::clone(&self.plugin);
+        let cx = plugin.cx(&clock);
+        let rewrite = requests::with(&id, |r| attempt::rewrite(&cx, r, &body, decoded)).flatten();
+        let Some(rewrite) = rewrite else {
+            self.count(None);
+            return;
+        };
+        if let Some(bytes) = &rewrite.body {
+            let request = MapType::HttpRequestHeaders;
+            if host::set_body(BufferType::HttpRequestBody, body_size, bytes) {
+                host::set_header(request, "content-length", &bytes.len().to_string());
+                if decoded {
+                    host::remove_header(request, "content-encoding");
+                }
+                log::debug!("attempt asks {}", rewrite.target);
+            }
+        }
+        self.count(Some(&rewrite.target));
+        self.model = Some(rewrite.target);
+    }
+
+    /// Judges an answer and decides what follows; `seen` says whether its headers can be
+    /// written.
+    fn judged(&mut self, cx: &Cx<'_>, verdict: &Verdict, seen: Seen, out: &mut Effects) {
+        self.answered = true;
+        let (Some(id), Some(model)) = (self.id.clone(), self.model.clone()) else {
+            return;
+        };
+        if verdict.class == ErrorClass::Ok {
+            if requests::with(&id, |r| attempt::succeeded(cx, Some(r), &id, &model, out)).is_none()
+            {
+                attempt::succeeded(cx, None, &id, &model, out);
+            }
+            return;
+        }
+        let status = self.status;
+        let planned = requests::with(&id, |r| {
+            attempt::after_failure(cx, r, &id, &model, status, verdict, seen, out)
+        });
+        if let (None, Some(config)) = (planned, cx.config.model(&model)) {
+            // The request's state is gone (evicted): the model's health still learns.
+            attempt::record_failure(cx, &id, config, verdict, out);
+        }
+    }
+
+    /// A 2xx answer: counted, and the model's health told.
+    fn succeeded(&mut self) {
+        self.plugin
+            .metrics
+            .increment(Counter::Responses(self.slot, ErrorClass::Ok));
+        let plugin = Rc::clone(&self.plugin);
+        let clock = HostClock::default();
+        let cx = plugin.cx(&clock);
+        let mut out = Effects::default();
+        self.judged(&cx, &Verdict::ok(), Seen::Answer, &mut out);
+        apply(&plugin, MapType::HttpResponseHeaders, out);
+    }
+
+    /// A whole error answer (or as much as the cap allows): judged, then what follows.
+    fn judge_error(&mut self, body: &[u8], headers: &[(String, String)]) {
+        let plugin = Rc::clone(&self.plugin);
+        let clock = HostClock::default();
+        let cx = plugin.cx(&clock);
+        let headers: Vec<(&str, &str)> = headers
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let answer = Answer {
+            status: self.status,
+            headers: &headers,
+            body,
+            code_details: None,
+            now_unix_ms: cx.now(),
+        };
+        let mut out = Effects::default();
+        let verdict = attempt::judge(&cx, self.slot, &answer, &mut out);
+        self.judged(&cx, &verdict, Seen::Answer, &mut out);
+        apply(&plugin, MapType::HttpResponseHeaders, out);
+    }
+
+    /// An error event inside a stream whose start already reached the client: counted and fed
+    /// to the model's health, never retried.
+    fn stream_error(&self, payload: &[u8]) {
+        let plugin = &self.plugin;
+        let clock = HostClock::default();
+        let cx = plugin.cx(&clock);
+        let verdict = attempt::stream_verdict(&cx, payload);
+        plugin
+            .metrics
+            .increment(Counter::StreamErrors(self.slot, verdict.class));
+        log::warn!(
+            "error event inside a 200 stream for model {}: {} ({}); not retried, bytes reached the client",
+            plugin.metrics.set.label(self.slot),
+            verdict.class.as_str(),
+            verdict.reason
+        );
+        self.record_model_failure(&cx, &verdict);
+    }
+
+    /// A failure seen after the answer started (a stream error, a cut): the model's health
+    /// learns it; no other attempt is planned.
+    fn record_model_failure(&self, cx: &Cx<'_>, verdict: &Verdict) {
+        let Some(model) = self.model.as_deref().and_then(|m| cx.config.model(m)) else {
+            return;
+        };
+        let mut out = Effects::default();
+        attempt::record_failure(cx, self.seed(), model, verdict, &mut out);
+        apply(&self.plugin, MapType::HttpResponseHeaders, out);
+    }
+
+    fn count_tokens(&self, tokens: Usage) {
+        let metrics = &self.plugin.metrics;
+        let input = tokens.input_tokens.unwrap_or(0);
+        metrics.add(Counter::Tokens(self.slot, Direction::Input), input);
+        let output = tokens.output_tokens.unwrap_or(0);
+        metrics.add(Counter::Tokens(self.slot, Direction::Output), output);
+    }
+
+    /// Tokens of an answer that ended or was cut short, as far as they were seen.
+    fn count_usage(&mut self) {
+        let usage = match std::mem::replace(&mut self.answering, Answering::Judged) {
+            Answering::Stream(observer) | Answering::StreamStart { observer, .. } => {
+                observer.usage()
+            }
+            Answering::Json { observer, .. } => observer.usage(),
+            Answering::Holding { .. } | Answering::Awaiting | Answering::Judged => return,
+        };
+        self.count_tokens(usage);
+    }
+
+    /// Ends whatever the answer was observed for (end of body, or trailers).
+    fn finish_answer(&mut self) {
+        self.complete = true;
+        match std::mem::replace(&mut self.answering, Answering::Judged) {
+            Answering::Holding {
+                body,
+                encoding,
+                headers,
+            } => {
+                let cap = self.plugin.config.classifier.max_body_bytes;
+                let decoded = match encoding {
+                    Encoding::Identity | Encoding::Other => None,
+                    encoding => inflate::inflate_prefix(encoding, &body, cap),
+                };
+                self.judge_error(decoded.as_deref().unwrap_or(&body), &headers);
+            }
+            Answering::Stream(mut observer) => {
+                for payload in observer.feed(&[], true) {
+                    self.stream_error(&payload);
+                }
+                self.count_tokens(observer.usage());
+            }
+            Answering::StreamStart { mut observer, .. } => {
+                // Trailers while the start was held: release what there is.
+                holds::forget(self.context_id);
+                self.succeeded();
+                for payload in observer.feed(&[], true) {
+                    self.stream_error(&payload);
+                }
+                self.count_tokens(observer.usage());
+            }
+            Answering::Json { observer, .. } => self.count_tokens(observer.usage()),
+            Answering::Awaiting | Answering::Judged => {}
+        }
+    }
+
+    /// A 200 event stream's start: holds its headers until the first event that is not a
+    /// prelude arrives, the hold's bytes or time run out, or the stream ends. An error as that
+    /// first event is judged exactly like an error answer (retry, fall back), since the client
+    /// has seen nothing yet.
+    fn stream_start(&mut self, body_size: usize, end: bool) -> Action {
+        let max_bytes = self.plugin.config.fallback.stream_start.max_bytes;
+        let Answering::StreamStart { observer, held } = &mut self.answering else {
+            return Action::Continue;
+        };
+        let released = holds::take_released(self.context_id);
+        // Paused: `body_size` is everything buffered so far; read only what is new.
+        let fresh = if released {
+            host::buffer(BufferType::HttpResponseBody, 0, body_size).unwrap_or_default()
+        } else {
+            let new = body_size.saturating_sub(*held);
+            let chunk = host::buffer(BufferType::HttpResponseBody, *held, new).unwrap_or_default();
+            *held = body_size;
+            chunk
+        };
+        let errors = observer.feed(&fresh, end);
+        let started = observer.content_events() > 0;
+        let opened_with_error = observer.opened_with_error();
+        let full = *held >= max_bytes;
+        if released {
+            // The timer already sent the headers: this is an ordinary stream now.
+            self.release_to_stream(false);
+        } else if let (Some(payload), true) = (errors.first(), opened_with_error) {
+            holds::forget(self.context_id);
+            let plugin = Rc::clone(&self.plugin);
+            let clock = HostClock::default();
+            let cx = plugin.cx(&clock);
+            let verdict = attempt::stream_verdict(&cx, payload);
+            plugin
+                .metrics
+                .increment(Counter::Responses(self.slot, verdict.class));
+            log::info!(
+                "upstream 200 stream for model {} opened with an error event: {} ({})",
+                plugin.metrics.set.label(self.slot),
+                verdict.class.as_str(),
+                verdict.reason
+            );
+            let mut out = Effects::default();
+            attempt::annotate(&verdict, &mut out);
+            // Judged in full: if Envoy re-sends, this attempt's end is not a cut; if it cannot,
+            // the client gets the stream as the upstream sent it, still observed for usage.
+            self.complete = true;
+            if let Answering::StreamStart { observer, .. } =
+                std::mem::replace(&mut self.answering, Answering::Judged)
+            {
+                self.answering = Answering::Stream(observer);
+            }
+            self.judged(&cx, &verdict, Seen::Answer, &mut out);
+            apply(&plugin, MapType::HttpResponseHeaders, out);
+            return Action::Continue;
+        } else if started || full || end {
+            // Content came first: any error after it is an error inside the stream.
+            self.release_to_stream(true);
+        } else {
+            return Action::Pause;
+        }
+        for payload in errors {
+            self.stream_error(&payload);
+        }
+        Action::Continue
+    }
+
+    /// The held stream turned out fine (or the hold ran out): a success; the rest is observed
+    /// as it flows.
+    fn release_to_stream(&mut self, by_callback: bool) {
+        if by_callback {
+            holds::forget(self.context_id);
+        }
+        if let Answering::StreamStart { observer, .. } =
+            std::mem::replace(&mut self.answering, Answering::Judged)
+        {
+            self.answering = Answering::Stream(observer);
+            self.succeeded();
+        }
+    }
+
+    /// Attempt over without a complete answer: told apart by what Envoy recorded ([`Ending`]).
+    fn ended(&mut self) {
+        // Headers held and never released: the client saw nothing of this answer.
+        let unreleased = matches!(self.answering, Answering::StreamStart { .. })
+            && holds::is_held(self.context_id);
+        holds::forget(self.context_id);
+        if self.model.is_none() || (self.answered && self.complete) {
+            return;
+        }
+        if unreleased {
+            self.answered = false;
+        }
+        let flags = host::property(vec!["response", "flags"])
+            .map_or(0, |b| crate::attempt::flags_from_property(&b));
+        let details = host::property(vec!["response", "code_details"])
+            .and_then(|d| String::from_utf8(d).ok());
+        let transport = host::property(vec!["upstream", "transport_failure_reason"])
+            .and_then(|d| String::from_utf8(d).ok());
+        let facts = EndFacts {
+            flags,
+            code_details: details.as_deref(),
+            transport_failure: transport.as_deref(),
+            answered: self.answered,
+            complete: self.complete,
+        };
+        let Some(ending) = Ending::of(&facts) else {
+            return;
+        };
+        let plugin = Rc::clone(&self.plugin);
+        let label = plugin.metrics.set.label(self.slot).to_owned();
+        let clock = HostClock::default();
+        let cx = plugin.cx(&clock);
+        match ending {
+            Ending::ClientGone => {
+                plugin.metrics.increment(Counter::ClientCancels(self.slot));
+                log::info!("the client left before {label} finished: not counted against it");
+                self.count_usage();
+            }
+            Ending::CutShort => {
+                plugin.metrics.increment(Counter::AnswersCut(self.slot));
+                self.count_usage();
+                if let Some(verdict) = ending.verdict() {
+                    log::warn!(
+                        "{label}: {} (not retried: bytes reached the client)",
+                        verdict.reason
+                    );
+                    self.record_model_failure(&cx, &verdict);
+                }
+            }
+            Ending::ConnectFailure | Ending::NoAnswer => {
+                if self.answered {
+                    return;
+                }
+                if let Some(verdict) = ending.verdict() {
+                    plugin
+                        .metrics
+                        .increment(Counter::Responses(self.slot, verdict.class));
+                    // No answer: the SDK panics on header calls outside a header phase, so
+                    // only the state for the next attempt is written.
+                    // The flow writes no header for `Seen::Nothing` (there is no answer).
+                    let mut out = Effects::default();
+                    self.judged(&cx, &verdict, Seen::Nothing, &mut out);
+                    apply(&plugin, MapType::HttpResponseHeaders, out);
+                }
+            }
+        }
+    }
+}
+
+impl Context for UpstreamContext {
+    fn on_done(&mut self) -> bool {
+        if let Sending::Counting(scanner) = std::mem::replace(&mut self.sending, Sending::Sent) {
+            // A body with trailers never signals its end to the body callback.
+            let model = scanner.found().map(str::to_owned);
+            self.count(model.as_deref());
+        }
+        self.ended();
+        true
+    }
+}
+
+impl HttpContext for UpstreamContext {
+    fn on_http_request_headers(&mut self, _num_headers: usize, end_of_stream: bool) -> Action {
+        let config = &self.plugin.config;
+        let headers = MapType::HttpRequestHeaders;
+        // The answers this filter judges must be readable: ask for plain bytes. The client gets
+        // the same bytes the filter read (see `inflate` for upstreams that compress anyway).
+        host::set_header(headers, "accept-encoding", "identity");
+        // The routing header is internal: it never reaches a provider.
+        host::remove_header(headers, &config.fallback.cluster_header);
+        let fallback = !config.models.is_empty();
+        if fallback {
+            self.id = identity::of_attempt();
+        }
+        // The client's encoding, as the client filter recorded it: an earlier attempt may have
+        // removed the header while the router replays the original bytes. Then the attempt's
+        // plan: which model, and whether the body must be read for it.
+        let clock = HostClock::default();
+        let plugin = Rc::clone(&self.plugin);
+        let cx = plugin.cx(&clock);
+        let planned = self
+            .id
+            .as_deref()
+            .and_then(|id| requests::with(id, |r| (r.body_encoding, attempt::plan(&cx, r))));
+        self.encoding = match &planned {
+            Some((encoding, _)) => *encoding,
+            None => Encoding::of_header(host::header(headers, "content-encoding").as_deref()),
+        };
+        if end_of_stream || !self.encoding.readable() {
+            self.count(planned.as_ref().map(|(_, p)| p.target.as_str()));
+            if !end_of_stream {
+                log::debug!("attempt body not read: {}", BodySkip::Encoded.as_str());
+            }
+            self.model = planned.map(|(_, p)| p.target);
+            return Action::Continue;
+        }
+        match planned {
+            Some((_, plan)) if plan.needs_body => {
+                // Held until the body is read: it may be rewritten (and its content-length).
+                self.sending = Sending::AwaitingBody;
+                Action::Pause
+            }
+            Some((_, plan)) => {
+                // The body already asks this model under its own name: nothing to read.
+                self.count(Some(&plan.target));
+                self.model = Some(plan.target);
+                Action::Continue
+            }
+            None if self.encoding == Encoding::Identity => {
+                self.sending = Sending::Counting(Box::new(Streaming::new()));
+                Action::Continue
+            }
+            None => {
+                self.count(None);
+                Action::Continue
+            }
+        }
+    }
+
+    fn on_http_request_body(&mut self, body_size: usize, end_of_stream: bool) -> Action {
+        match &mut self.sending {
+            Sending::Counting(scanner) => {
+                match scanner.feed(body_size) {
+                    Err(_) => {
+                        self.sending = Sending::Sent;
+                        self.count(None);
+                    }
+                    Ok(()) if end_of_stream => {
+                        if let Sending::Counting(scanner) =
+                            std::mem::replace(&mut self.sending, Sending::Sent)
+                        {
+                            let model = scanner.finish().ok();
+                            self.count(model.as_deref());
+                        }
+                    }
+                    Ok(()) => {}
+                }
+                Action::Continue
+            }
+            // Envoy buffers the body until its end (the router keeps it for retries anyway).
+            Sending::AwaitingBody if !end_of_stream => Action::Pause,
+            Sending::AwaitingBody => {
+                let body =
+                    host::buffer(BufferType::HttpRequestBody, 0, body_size).unwrap_or_default();
+                self.body_complete(body, body_size);
+                Action::Continue
+            }
+            Sending::Sent => Action::Continue,
+        }
+    }
+
+    fn on_http_request_trailers(&mut self, _num_trailers: usize) -> Action {
+        if let Sending::AwaitingBody = self.sending {
+            // A body with trailers: its end is signalled here, not by the body callback.
+            let body =
+                host::buffer(BufferType::HttpRequestBody, 0, usize::MAX >> 1).unwrap_or_default();
+            let len = body.len();
+            self.body_complete(body, len);
+        }
+        Action::Continue
+    }
+
+    fn on_http_response_headers(&mut self, _num_headers: usize, end_of_stream: bool) -> Action {
+        // One read of the whole map: the status, the content's type and encoding, and whether
+        // an upstream sent the retry markers.
+        let pairs = raw::headers(MapType::HttpResponseHeaders).unwrap_or_default();
+        let mut content_type = "";
+        let mut content_encoding = None;
+        let mut markers = false;
+        for (name, value) in &pairs {
+            match name.as_str() {
+                ":status" => {
+                    self.status = std::str::from_utf8(value)
+                        .ok()
+                        .and_then(|s| s.parse().ok())
+                        .unwrap_or(0);
+                }
+                "content-type" => content_type = std::str::from_utf8(value).unwrap_or_default(),
+                "content-encoding" => content_encoding = Some(value.as_slice()),
+                RETRY_MARKER | RETRY_AFTER_MARKER => markers = true,
+                _ => {}
+            }
+        }
+        if markers {
+            // Only this filter tells Envoy to retry: the same headers from an upstream (another
+            // proxy, a provider) go before anything else looks at the answer.
+            host::remove_header(MapType::HttpResponseHeaders, RETRY_MARKER);
+            host::remove_header(MapType::HttpResponseHeaders, RETRY_AFTER_MARKER);
+        }
+        let encoding = Encoding::of_header(content_encoding);
+        let content_type = content_type.to_ascii_lowercase();
+        if (200..300).contains(&self.status) {
+            if end_of_stream {
+                self.complete = true;
+                self.succeeded();
+                return Action::Continue;
+            }
+            let is_stream = content_type.starts_with("text/event-stream");
+            let is_json = content_type.starts_with("application/json");
+            let hold = &self.plugin.config.fallback.stream_start;
+            if is_stream && hold.enabled && self.model.is_some() && encoding.readable() {
+                // Held until the first event shows how the stream started.
+                self.answered = true;
+                let deadline = host::now_unix_ms().saturating_add(hold.max_hold_ms);
+                holds::hold(self.context_id, deadline);
+                self.answering = Answering::StreamStart {
+                    observer: Box::new(StreamObserver::new(encoding)),
+                    held: 0,
+                };
+                return Action::Pause;
+            }
+            self.succeeded();
+            self.answering = if is_stream && encoding.readable() {
+                Answering::Stream(Box::new(StreamObserver::new(encoding)))
+            } else if is_json && encoding.readable() {
+                Answering::Json {
+                    observer: Box::new(JsonObserver::new(encoding)),
+                    tail_only: encoding == Encoding::Identity,
+                }
+            } else {
+                Answering::Judged
+            };
+            return Action::Continue;
+        }
+        let headers: Vec<(String, String)> = pairs
+            .into_iter()
+            .map(|(k, v)| (k, String::from_utf8_lossy(&v).into_owned()))
+            .collect();
+        if end_of_stream {
+            self.complete = true;
+            self.judge_error(b"", &headers);
+            return Action::Continue;
+        }
+        self.answering = Answering::Holding {
+            body: Vec::new(),
+            encoding,
+            headers,
+        };
+        Action::Pause
+    }
+
+    fn on_http_response_body(&mut self, body_size: usize, end_of_stream: bool) -> Action {
+        let cap = self.plugin.config.classifier.max_body_bytes;
+        match &mut self.answering {
+            Answering::Awaiting | Answering::Judged => Action::Continue,
+            Answering::Holding { body, .. } => {
+                // Paused: `body_size` is everything buffered so far; read only what is new.
+                let want = body_size.min(cap).saturating_sub(body.len());
+                if want > 0 {
+                    if let Some(chunk) =
+                        host::buffer(BufferType::HttpResponseBody, body.len(), want)
+                    {
+                        body.extend_from_slice(&chunk);
+                    }
+                }
+                if end_of_stream || body_size >= cap {
+                    self.finish_answer();
+                    Action::Continue
+                } else {
+                    Action::Pause
+                }
+            }
+            Answering::StreamStart { .. } => {
+                let action = self.stream_start(body_size, end_of_stream);
+                if end_of_stream {
+                    self.complete = true;
+                    if let Answering::Stream(_) = self.answering {
+                        self.count_usage();
+                    }
+                }
+                action
+            }
+            Answering::Stream(observer) => {
+                let chunk =
+                    host::buffer(BufferType::HttpResponseBody, 0, body_size).unwrap_or_default();
+                let errors = observer.feed(&chunk, end_of_stream);
+                for payload in errors {
+                    self.stream_error(&payload);
+                }
+                if end_of_stream {
+                    self.complete = true;
+                    self.count_usage();
+                }
+                Action::Continue
+            }
+            Answering::Json {
+                observer,
+                tail_only,
+            } => {
+                // `usage` sits at the end: of plain bytes only each chunk's tail is needed.
+                let start = if *tail_only {
+                    body_size.saturating_sub(crate::usage::TAIL)
+                } else {
+                    0
+                };
+                if let Some(chunk) =
+                    host::buffer(BufferType::HttpResponseBody, start, body_size - start)
+                {
+                    observer.feed(&chunk);
+                }
+                if end_of_stream {
+                    self.finish_answer();
+                }
+                Action::Continue
+            }
+        }
+    }
+
+    fn on_http_response_trailers(&mut self, _num_trailers: usize) -> Action {
+        self.finish_answer();
+        Action::Continue
+    }
+}
