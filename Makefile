@@ -1,7 +1,7 @@
 # The two commands of the README:
 #   make demo   build the filter, start the mock LLM and Envoy with the shipped config, show traffic
 #   make test   everything CI runs: lint, unit tests (native and wasm), end-to-end tests in Envoy
-.PHONY: demo test bench eval soak setup build lint unit unit-wasm e2e clean
+.PHONY: demo test bench bench-cpu eval soak setup build lint unit unit-wasm e2e clean
 
 WASM := target/wasm32-wasip1/release/llm_fallback.wasm
 PY := .venv/bin/python
@@ -52,6 +52,14 @@ bench: build
 	bash bench/arms/install.sh
 	.venv/bin/pip install --quiet --disable-pip-version-check -r bench/requirements.txt
 	$(PY) scripts/bench.py
+	$(PY) bench/cpu.py
+
+# Envoy CPU per request with and without the filter, same route (about 4 minutes): writes
+# bench/results/<date>/cpu.{md,json}.
+bench-cpu: build
+	cargo build --release -p loadgen
+	cargo build --release --target wasm32-wasip1 --manifest-path bench/empty-filter/Cargo.toml
+	$(PY) bench/cpu.py
 
 clean:
 	cargo clean

@@ -1,15 +1,15 @@
 """What the filter costs in Envoy CPU per request: `make bench-cpu` (about 4 minutes).
 
-Three Envoys run the same listener, route (retry policy, `retriable_headers`, cluster header),
+Every arm has the same listener, route (retry policy, `retriable_headers`, cluster header),
 clusters and circuit breakers, all derived from the shipped envoy/envoy.yaml so that they cannot
-drift apart:
+drift apart, and all arms run in one Envoy process (a listener, clusters and VM per arm):
   plain      the shipped config without the filter (the client sends the routing header itself)
   floor      the shipped config with bench/empty-filter (a proxy-wasm filter that does nothing)
              in both positions, same VM settings: what any two-position wasm filter costs
   shipped    the shipped config as it is
 
-Each Envoy runs with `--concurrency 1` on core 0 (log level info, as in production); the mock and
-the load generator share core 1. Cases: a 1 KB chat request, a 100 KB one, and a 1 KB streaming
+Envoy runs with `--concurrency 1` on core 0 (log level info, as in production; stats flushed only
+when the admin endpoint is read, between bursts); the mock and the load generator share core 1. Cases: a 1 KB chat request, a 100 KB one, and a 1 KB streaming
 request (the mock streams its answer). Each burst is open-loop at a fixed rate for a fixed time,
 so every arm serves the same requests at the same pace; Envoy's CPU is the run time of all its
 threads (/proc/PID/task/*/schedstat) around the burst, divided by the requests Envoy counted

@@ -4,8 +4,15 @@
 //! each case runs for about a second after a warm-up and reports ns/op and throughput.
 
 use llm_fallback::classify::{classify, Answer};
+use llm_fallback::config::Config;
+use llm_fallback::flow::route::{self, Ask, Start};
+use llm_fallback::flow::{attempt, Cx, Effects, FixedClock, MemoryHealth, RequestStore, Safety};
+use llm_fallback::health::ErrorWindow;
 use llm_fallback::model_field::{find_model, rewrite};
+use llm_fallback::plan::Priority;
 use llm_fallback::sse::SseScanner;
+use llm_fallback::stats::CounterSet;
+use std::cell::RefCell;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -44,8 +51,59 @@ fn body(size: usize) -> Vec<u8> {
     .into_bytes()
 }
 
+/// The decisions of one healthy request, as the shell runs them: route, keep its state, plan
+/// the first attempt, take the success, explain the answer, forget the request.
+fn healthy_request_flow() {
+    let config = match Config::from_bytes(
+        br#"{"models": [{"name": "gpt-4o", "cluster": "a"}, {"name": "gpt-4o-mini", "cluster": "a"}],
+             "fallback": {"default_cluster": "a", "chains": {"gpt-4o": ["gpt-4o-mini"]}}}"#,
+    ) {
+        Ok(config) => config,
+        Err(e) => return println!("flow bench skipped: {e}"),
+    };
+    let rules = config.classifier.rules();
+    let counters = CounterSet::new(&config);
+    let health = MemoryHealth::default();
+    let windows = RefCell::new(vec![ErrorWindow::default(); config.models.len()]);
+    let clock = FixedClock(1_700_000_000_000);
+    let cx = Cx {
+        config: &config,
+        rules: &rules,
+        counters: &counters,
+        health: &health,
+        windows: &windows,
+        clock: &clock,
+    };
+    let b = body(1_000);
+    let mut store = RequestStore::default();
+    let mut n = 0u64;
+    bench("flow: one healthy request, 1 KB", 0, || {
+        n += 1;
+        let id = n.to_string();
+        let mut out = Effects::default();
+        let ask = Ask {
+            model: "gpt-4o",
+            task: None,
+            priority: Priority::Normal,
+            body: b.clone(),
+            safety: Safety::Safe,
+        };
+        if let Start::Route { request, .. } = route::start(&cx, &id, ask, &mut out) {
+            store.insert(&id, *request);
+        }
+        if let Some(request) = store.get_mut(&id) {
+            let plan = attempt::plan(&cx, request);
+            attempt::succeeded(&cx, Some(request), &id, &plan.target, &mut out);
+            route::explain(&cx, request, 200, &mut out);
+        }
+        black_box(store.remove(&id));
+        let _ = black_box(out);
+    });
+}
+
 fn main() {
     println!("llm-fallback hot paths ({})", std::env::consts::ARCH);
+    healthy_request_flow();
     for size in [1_000, 10_000, 100_000] {
         let b = body(size);
         bench(&format!("find_model {} B", b.len()), b.len(), || {

@@ -154,7 +154,44 @@ pub struct CounterSet {
     /// Per model (same order): its account's slot.
     model_accounts: Vec<usize>,
     accounts: Vec<String>,
+    /// The (from, to) model slots a configured chain can switch between, sorted: only these
+    /// get `fallbacks` counters (not every pair of models).
+    switches: Vec<(usize, usize)>,
     names: Vec<String>,
+}
+
+/// The classes after which a request can switch models (after the others another model would
+/// not help: `plan::after_failure` stops).
+pub fn switch_classes() -> impl Iterator<Item = ErrorClass> {
+    ErrorClass::ALL.into_iter().filter(|c| {
+        !matches!(
+            c,
+            ErrorClass::Ok | ErrorClass::Auth | ErrorClass::BadRequest | ErrorClass::ContentPolicy
+        )
+    })
+}
+
+/// Every chain a request can follow, in order: a model followed by its configured chain, and
+/// each task's chain.
+fn switch_chains(config: &Config) -> Vec<Vec<&str>> {
+    let mut chains: Vec<Vec<&str>> = config
+        .fallback
+        .chains
+        .iter()
+        .map(|(model, chain)| {
+            std::iter::once(model.as_str())
+                .chain(chain.iter().map(String::as_str))
+                .collect()
+        })
+        .collect();
+    chains.extend(
+        config
+            .fallback
+            .tasks
+            .values()
+            .map(|chain| chain.iter().map(String::as_str).collect()),
+    );
+    chains
 }
 
 impl CounterSet {
@@ -191,16 +228,6 @@ impl CounterSet {
         }
         for reason in BodySkip::ALL {
             names.push(format!("{PREFIX}.body_skipped;reason={}", reason.as_str()));
-        }
-        for from in &labels {
-            for to in &labels {
-                for class in ErrorClass::ALL {
-                    names.push(format!(
-                        "{PREFIX}.fallbacks;model={from};to={to};class={}",
-                        class.as_str()
-                    ));
-                }
-            }
         }
         for model in &labels {
             for class in ErrorClass::ALL {
@@ -240,10 +267,38 @@ impl CounterSet {
         for account in &accounts {
             names.push(format!("{PREFIX}.account_quota_stops;account={account}"));
         }
+        let mut switches = Vec::new();
+        for chain in switch_chains(config) {
+            for (i, from) in chain.iter().enumerate() {
+                for to in chain.iter().skip(i + 1) {
+                    let from = models.iter().position(|m| m == from);
+                    let to = models.iter().position(|m| m == to);
+                    if let (Some(f), Some(t)) = (from, to) {
+                        if f != t {
+                            switches.push((f, t));
+                        }
+                    }
+                }
+            }
+        }
+        switches.sort_unstable();
+        switches.dedup();
+        for (from, to) in &switches {
+            let (Some(from), Some(to)) = (models.get(*from), models.get(*to)) else {
+                continue;
+            };
+            for class in switch_classes() {
+                names.push(format!(
+                    "{PREFIX}.fallbacks;model={from};to={to};class={}",
+                    class.as_str()
+                ));
+            }
+        }
         Self {
             models,
             model_accounts,
             accounts,
+            switches,
             names,
         }
     }
@@ -303,7 +358,8 @@ impl CounterSet {
         )
     }
 
-    pub fn id(&self, counter: Counter) -> CounterId {
+    /// The counter's index in [`Self::names`]; `None` for a switch no configured chain can make.
+    pub fn id(&self, counter: Counter) -> Option<CounterId> {
         let slots = self.slots();
         let classes = ErrorClass::ALL.len();
         let class_index = |c: ErrorClass| ErrorClass::ALL.iter().position(|x| *x == c).unwrap_or(0);
@@ -312,10 +368,12 @@ impl CounterSet {
         let base_stream = base_responses + per_model_class;
         let base_tokens = base_stream + per_model_class;
         let base_skipped = base_tokens + slots * Direction::ALL.len();
-        let base_fallbacks = base_skipped + BodySkip::ALL.len();
-        let base_cooldowns = base_fallbacks + slots * slots * classes;
+        let base_cooldowns = base_skipped + BodySkip::ALL.len();
         let base_probes = base_cooldowns + per_model_class;
-        CounterId(match counter {
+        let base_accounts =
+            base_cooldowns + per_model_class + 9 * slots + WaitHintOutcome::ALL.len();
+        let base_fallbacks = base_accounts + self.accounts.len();
+        Some(CounterId(match counter {
             Counter::Requests(m) => m.0,
             Counter::Attempts(m) => slots + m.0,
             Counter::Responses(m, c) => base_responses + m.0 * classes + class_index(c),
@@ -325,7 +383,9 @@ impl CounterSet {
             }
             Counter::BodySkipped(reason) => base_skipped + reason.index(),
             Counter::Fallbacks { from, to, class } => {
-                base_fallbacks + (from.0 * slots + to.0) * classes + class_index(class)
+                let pair = self.switches.binary_search(&(from.0, to.0)).ok()?;
+                let class = switch_classes().position(|c| c == class)?;
+                base_fallbacks + pair * switch_classes().count() + class
             }
             Counter::CooldownsOpened(m, c) => base_cooldowns + m.0 * classes + class_index(c),
             Counter::Probes(m) => base_probes + m.0,
@@ -338,10 +398,8 @@ impl CounterSet {
             Counter::AnswersCut(m) => base_probes + 7 * slots + m.0,
             Counter::ChainUnavailable(m) => base_probes + 8 * slots + m.0,
             Counter::WaitHints(o) => base_probes + 9 * slots + o as usize,
-            Counter::AccountQuotaStops(a) => {
-                base_probes + 9 * slots + WaitHintOutcome::ALL.len() + a.0
-            }
-        })
+            Counter::AccountQuotaStops(a) => base_accounts + a.0,
+        }))
     }
 }
 
@@ -355,7 +413,12 @@ pub fn status_json(
 ) -> String {
     use crate::health::Admission;
     use serde_json::{json, Map, Value};
-    let value_of = |c: Counter| values.get(set.id(c).0).copied().unwrap_or(0);
+    let value_of = |c: Counter| {
+        set.id(c)
+            .and_then(|id| values.get(id.0))
+            .copied()
+            .unwrap_or(0)
+    };
     let mut models = Map::new();
     for (name, h) in health {
         let slot = set.slot(Some(name));
@@ -437,16 +500,21 @@ mod tests {
         };
         let mut mini = model("mini");
         mini.account = Some("acme".into());
-        CounterSet::new(&Config {
+        let mut config = Config {
             models: vec![model("gpt-4.1"), mini],
             ..Config::default()
-        })
+        };
+        config
+            .fallback
+            .chains
+            .insert("gpt-4.1".into(), vec!["mini".into()]);
+        CounterSet::new(&config)
     }
 
     #[wasm_bindgen_test(unsupported = test)]
     fn every_counter_id_points_at_its_own_name() {
         let s = set();
-        let name = |c: Counter| s.names()[s.id(c).0].as_str();
+        let name = |c: Counter| s.names()[s.id(c).unwrap().0].as_str();
         let gpt = s.slot(Some("gpt-4.1"));
         let mini = s.slot(Some("mini"));
         let other = s.slot(Some("random"));
@@ -505,52 +573,74 @@ mod tests {
     }
 
     #[wasm_bindgen_test(unsupported = test)]
+    fn fallback_counters_exist_only_for_switches_a_chain_can_make() {
+        let s = set();
+        let (gpt, mini) = (s.slot(Some("gpt-4.1")), s.slot(Some("mini")));
+        let switch = |from, to, class| s.id(Counter::Fallbacks { from, to, class });
+        assert!(switch(gpt, mini, ErrorClass::QuotaExhausted).is_some());
+        assert!(
+            switch(mini, gpt, ErrorClass::QuotaExhausted).is_none(),
+            "not in a chain"
+        );
+        assert!(
+            switch(gpt, mini, ErrorClass::Auth).is_none(),
+            "auth never switches"
+        );
+        let fallbacks = s
+            .names()
+            .iter()
+            .filter(|n| n.contains(".fallbacks;"))
+            .count();
+        assert_eq!(fallbacks, switch_classes().count());
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
     fn ids_cover_every_name_exactly_once() {
         let s = set();
         let mut ids = Vec::new();
         for model in [Some("gpt-4.1"), Some("mini"), Some("zz"), None] {
             let m = s.slot(model);
-            ids.push(s.id(Counter::Requests(m)).0);
-            ids.push(s.id(Counter::Attempts(m)).0);
+            ids.extend(s.id(Counter::Requests(m)).map(|i| i.0));
+            ids.extend(s.id(Counter::Attempts(m)).map(|i| i.0));
             for class in ErrorClass::ALL {
-                ids.push(s.id(Counter::Responses(m, class)).0);
-                ids.push(s.id(Counter::StreamErrors(m, class)).0);
+                ids.extend(s.id(Counter::Responses(m, class)).map(|i| i.0));
+                ids.extend(s.id(Counter::StreamErrors(m, class)).map(|i| i.0));
             }
-            ids.push(s.id(Counter::Tokens(m, Direction::Input)).0);
-            ids.push(s.id(Counter::Tokens(m, Direction::Output)).0);
+            ids.extend(s.id(Counter::Tokens(m, Direction::Input)).map(|i| i.0));
+            ids.extend(s.id(Counter::Tokens(m, Direction::Output)).map(|i| i.0));
         }
         for reason in BodySkip::ALL {
-            ids.push(s.id(Counter::BodySkipped(reason)).0);
+            ids.extend(s.id(Counter::BodySkipped(reason)).map(|i| i.0));
         }
         let models = [Some("gpt-4.1"), Some("mini"), Some("zz"), None].map(|m| s.slot(m));
         for m in models {
             for to in models {
                 for class in ErrorClass::ALL {
-                    ids.push(s.id(Counter::Fallbacks { from: m, to, class }).0);
+                    ids.extend(s.id(Counter::Fallbacks { from: m, to, class }).map(|i| i.0));
                 }
             }
             for class in ErrorClass::ALL {
-                ids.push(s.id(Counter::CooldownsOpened(m, class)).0);
+                ids.extend(s.id(Counter::CooldownsOpened(m, class)).map(|i| i.0));
             }
-            ids.push(s.id(Counter::Probes(m)).0);
-            ids.push(s.id(Counter::SwitchBacks(m)).0);
-            ids.push(s.id(Counter::Skipped(m)).0);
-            ids.push(s.id(Counter::UnsafeRequests(m)).0);
-            ids.push(s.id(Counter::RetriesBlocked(m)).0);
-            ids.push(s.id(Counter::DuplicatesRefused(m)).0);
-            ids.push(s.id(Counter::ClientCancels(m)).0);
-            ids.push(s.id(Counter::AnswersCut(m)).0);
-            ids.push(s.id(Counter::ChainUnavailable(m)).0);
+            ids.extend(s.id(Counter::Probes(m)).map(|i| i.0));
+            ids.extend(s.id(Counter::SwitchBacks(m)).map(|i| i.0));
+            ids.extend(s.id(Counter::Skipped(m)).map(|i| i.0));
+            ids.extend(s.id(Counter::UnsafeRequests(m)).map(|i| i.0));
+            ids.extend(s.id(Counter::RetriesBlocked(m)).map(|i| i.0));
+            ids.extend(s.id(Counter::DuplicatesRefused(m)).map(|i| i.0));
+            ids.extend(s.id(Counter::ClientCancels(m)).map(|i| i.0));
+            ids.extend(s.id(Counter::AnswersCut(m)).map(|i| i.0));
+            ids.extend(s.id(Counter::ChainUnavailable(m)).map(|i| i.0));
         }
         for outcome in WaitHintOutcome::ALL {
-            ids.push(s.id(Counter::WaitHints(outcome)).0);
+            ids.extend(s.id(Counter::WaitHints(outcome)).map(|i| i.0));
         }
         for account in s.accounts().to_vec() {
-            ids.push(
+            ids.extend(
                 s.id(Counter::AccountQuotaStops(
                     s.account_slot(&account).unwrap(),
                 ))
-                .0,
+                .map(|i| i.0),
             );
         }
         ids.sort_unstable();
@@ -562,12 +652,13 @@ mod tests {
         use crate::health::Health;
         let s = set();
         let mut values = vec![0u64; s.names().len()];
-        values[s.id(Counter::Requests(s.slot(Some("mini")))).0] = 7;
+        values[s.id(Counter::Requests(s.slot(Some("mini")))).unwrap().0] = 7;
         values[s
             .id(Counter::Responses(
                 s.slot(Some("mini")),
                 ErrorClass::QuotaExhausted,
             ))
+            .unwrap()
             .0] = 2;
         let cooling = Health {
             cooldown_until_ms: 5000,

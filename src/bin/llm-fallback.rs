@@ -51,7 +51,7 @@ fn main() -> ExitCode {
 fn load(file: &str) -> Result<Config, String> {
     let text = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
     let value: serde_json::Value =
-        serde_yaml::from_str(&text).map_err(|e| format!("{file}: not YAML or JSON: {e}"))?;
+        serde_yaml_ng::from_str(&text).map_err(|e| format!("{file}: not YAML or JSON: {e}"))?;
     Config::from_value(value).map_err(|e| format!("{file}: {e}"))
 }
 
@@ -64,7 +64,7 @@ fn check(file: &str) -> ExitCode {
         }
     };
     let document = match std::str::from_utf8(&bytes) {
-        Ok(text) => match serde_yaml::from_str::<serde_json::Value>(text) {
+        Ok(text) => match serde_yaml_ng::from_str::<serde_json::Value>(text) {
             Ok(value) => value,
             Err(e) => {
                 eprintln!("{file}: not YAML or JSON: {e}");

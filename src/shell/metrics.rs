@@ -45,7 +45,9 @@ impl Metrics {
         if delta == 0 {
             return;
         }
-        let id = self.set.id(counter).0;
+        let Some(id) = self.set.id(counter).map(|id| id.0) else {
+            return;
+        };
         for cell in [&self.pending, &self.unstated] {
             if let Ok(mut deltas) = cell.try_borrow_mut() {
                 if let Some(slot) = deltas.get_mut(id) {
