@@ -204,7 +204,7 @@ pub fn succeeded(
             if let Safety::Unsafe { proven_rejection } = &mut r.safety {
                 *proven_rejection = false;
             }
-            let known_clean = r.clean_at_start.as_deref() == Some(model);
+            let known_clean = r.first_clean.as_deref() == Some(model);
             (std::mem::take(&mut r.probe), known_clean)
         }
         None => (false, false),

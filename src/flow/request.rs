@@ -71,7 +71,7 @@ pub struct Request {
     pub retry_after_ms: Option<u64>,
     /// The first model chosen, when its health record was clean at that moment: its success
     /// then needs no shared-data read.
-    pub clean_at_start: Option<String>,
+    pub first_clean: Option<String>,
     pub safety: Safety,
     /// The client sent the body compressed: every attempt inflates it and sends it plain (the
     /// router replays the original bytes, while header changes carry over between attempts).
@@ -94,7 +94,7 @@ impl Request {
             features: None,
             body: None,
             retry_after_ms: None,
-            clean_at_start: None,
+            first_clean: None,
             safety: Safety::Safe,
             body_encoding: Encoding::Identity,
         }

@@ -49,7 +49,7 @@ pub fn start(cx: &Cx<'_>, id: &str, ask: Ask<'_>, out: &mut Effects) -> Start {
     }
     let mut features: Option<Features> = None;
     let mut chosen: Option<(&ModelConfig, bool)> = None;
-    let mut clean_at_start = None;
+    let mut first_clean = None;
     let mut soonest: Option<u64> = None;
     let mut outs: Vec<plan::Out> = Vec::new();
     for (i, candidate) in chain.iter().enumerate() {
@@ -68,7 +68,7 @@ pub fn start(cx: &Cx<'_>, id: &str, ask: Ask<'_>, out: &mut Effects) -> Start {
         match cx.admission(&health) {
             Admission::Healthy => {
                 if health.is_clean() {
-                    clean_at_start = Some(candidate.name.clone());
+                    first_clean = Some(candidate.name.clone());
                 }
                 chosen = Some((candidate, false));
                 break;
@@ -156,7 +156,7 @@ pub fn start(cx: &Cx<'_>, id: &str, ask: Ask<'_>, out: &mut Effects) -> Start {
     request.probe = probe;
     request.features = features;
     request.body = (chain.len() > 1).then_some(ask.body);
-    request.clean_at_start = clean_at_start;
+    request.first_clean = first_clean;
     request.safety = ask.safety;
     Start::Route {
         cluster,

@@ -148,7 +148,7 @@ fn a_healthy_request_goes_to_its_models_cluster_and_keeps_its_body_for_fallbacks
     };
     assert_eq!(cluster, "a");
     assert_eq!(request.next, "gpt-4o");
-    assert_eq!(request.clean_at_start.as_deref(), Some("gpt-4o"));
+    assert_eq!(request.first_clean.as_deref(), Some("gpt-4o"));
     assert!(request.body.is_some(), "the chain has fallbacks");
     assert!(
         out.is_empty(),
