@@ -1,0 +1,124 @@
+//! Waits stated in words inside error messages ("try again in 20s", "请在 5 秒后重试").
+
+use super::*;
+
+/// Phrases that introduce a wait (lowercase). Chinese: "请在 5 秒后重试", "请 30 秒后再试".
+pub(super) const STRONG_ANCHORS: &[&str] = &[
+    "try again in",
+    "try again after",
+    "retry again in",
+    "retry again after",
+    "retry in",
+    "retry after",
+    "retrying in",
+    "retry-after",
+    "wait",
+    "resets in",
+    "reset in",
+    "reset after",
+    "请在",
+    "请于",
+    "请",
+    "等待",
+];
+
+/// Words allowed between an anchor and the number ("wait for about 5 seconds").
+pub(super) const FILLERS: &[&str] = &[
+    "for ",
+    "about ",
+    "approximately ",
+    "roughly ",
+    "at least ",
+    "~",
+];
+
+/// A word must not start inside another word ("await" is not "wait").
+pub(super) fn word_start(text: &str, start: usize) -> bool {
+    let prev = text
+        .get(..start)
+        .and_then(|before| before.chars().next_back());
+    !matches!(prev, Some(c) if c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// True when position `start` begins a clause: start of text, after punctuation, or "please".
+pub(super) fn clause_start(text: &str, start: usize) -> bool {
+    let Some(before) = text.get(..start).map(str::trim_end) else {
+        return false;
+    };
+    before.is_empty()
+        || before.ends_with("please")
+        || before.ends_with(['.', ',', ';', ':', '!', '?', '(', '，', '。', '；', '：'])
+}
+
+/// A spoken duration at the start of `s` (after optional whitespace and a filler word), in
+/// nanoseconds (saturating).
+pub(super) fn spoken_duration(s: &str) -> Option<u128> {
+    let mut rest = s.trim_start();
+    if let Some(after) = FILLERS.iter().find_map(|f| rest.strip_prefix(f)) {
+        rest = after.trim_start();
+    }
+    let (mut total, mut rest) = spoken_part(rest)?;
+    loop {
+        // Go-style "1m30s" continues directly; "1 minute 30 seconds" / "... and 30 seconds" too.
+        let next = rest.trim_start();
+        let next = next.strip_prefix("and ").map_or(next, str::trim_start);
+        match spoken_part(next) {
+            Some((ns, after)) => {
+                total = total.saturating_add(ns);
+                rest = after;
+            }
+            None => break,
+        }
+    }
+    Some(total)
+}
+
+/// `<number>[space]<unit>` at the start of `s`: nanoseconds and the rest.
+pub(super) fn spoken_part(s: &str) -> Option<(u128, &str)> {
+    let int_len = s.bytes().take_while(u8::is_ascii_digit).count();
+    if int_len == 0 {
+        return None;
+    }
+    let mut num_len = int_len;
+    if let Some(after_dot) = s.get(int_len..).and_then(|r| r.strip_prefix('.')) {
+        let frac_len = after_dot.bytes().take_while(u8::is_ascii_digit).count();
+        if frac_len > 0 {
+            num_len = int_len + 1 + frac_len;
+        }
+    }
+    let (num, rest) = s.split_at_checked(num_len)?;
+    let (unit_ns, rest) = message_unit(rest.trim_start())?;
+    Some((decimal_ns(num, unit_ns)?, rest))
+}
+
+/// A time unit at the start of lowercase `s`: nanoseconds and the rest.
+pub(super) fn message_unit(s: &str) -> Option<(u128, &str)> {
+    const CJK: [(&str, u128); 6] = [
+        ("毫秒", NS_PER_MS),
+        ("秒钟", NS_PER_S),
+        ("秒", NS_PER_S),
+        ("分钟", NS_PER_MIN),
+        ("分", NS_PER_MIN),
+        ("小时", NS_PER_H),
+    ];
+    if let Some(found) = CJK
+        .iter()
+        .find_map(|(u, ns)| s.strip_prefix(u).map(|rest| (*ns, rest)))
+    {
+        return Some(found);
+    }
+    let len = s.bytes().take_while(u8::is_ascii_alphabetic).count();
+    let (word, rest) = s.split_at_checked(len)?;
+    let ns = match word {
+        "ms" | "msec" | "msecs" | "millisecond" | "milliseconds" => NS_PER_MS,
+        "s" | "sec" | "secs" | "second" | "seconds" => NS_PER_S,
+        "m" | "min" | "mins" | "minute" | "minutes" => NS_PER_MIN,
+        "h" | "hr" | "hrs" | "hour" | "hours" => NS_PER_H,
+        _ => return None,
+    };
+    Some((ns, rest))
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON bodies
+// ---------------------------------------------------------------------------------------------
