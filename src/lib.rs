@@ -19,7 +19,11 @@ pub mod sse;
 pub mod stats;
 pub mod usage;
 
-#[cfg(all(target_arch = "wasm32", target_os = "wasi"))]
+/// The filter itself (wasm32-wasi); natively, in tests only, over a fake host.
+#[cfg(any(
+    all(target_arch = "wasm32", target_os = "wasi"),
+    all(test, not(target_arch = "wasm32"))
+))]
 mod shell;
 
 /// Helpers shared by the unit tests.

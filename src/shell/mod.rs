@@ -7,6 +7,8 @@
 //!
 //! Both use the same `vm_id`, so they share one VM per worker and the same shared data.
 
+#[cfg(not(all(target_arch = "wasm32", target_os = "wasi")))]
+mod abi_stubs;
 mod apply;
 mod client;
 mod count;
@@ -17,11 +19,19 @@ mod idempotency;
 mod identity;
 mod metrics;
 mod observe;
+#[cfg(all(target_arch = "wasm32", target_os = "wasi"))]
 mod raw;
+/// Natively (tests) the host is a fake with the same functions as the ABI layer.
+#[cfg(not(all(target_arch = "wasm32", target_os = "wasi")))]
+#[path = "fake_host.rs"]
+pub(crate) mod raw;
 mod requests;
 mod shared_health;
 mod status;
 mod upstream;
+
+#[cfg(test)]
+mod tests;
 
 use crate::classify::rules::Rules;
 use crate::config::Config;
@@ -82,6 +92,7 @@ impl Plugin {
 }
 
 // No host calls here: Envoy refuses them (`restricted_callback`) while `_initialize` runs.
+#[cfg(all(target_arch = "wasm32", target_os = "wasi"))]
 proxy_wasm::main! {{
     proxy_wasm::set_root_context(|_| -> Box<dyn RootContext> { Box::new(Root::default()) });
 }}
@@ -208,6 +219,10 @@ impl HttpContext for PassThrough {}
 /// Says so, at critical level, if the filter ever panics (the VM then traps and
 /// `failure_policy` decides what follows): a trap must never be silent.
 fn install_panic_hook() {
+    // Natively (tests) the test harness reports panics itself.
+    if cfg!(not(all(target_arch = "wasm32", target_os = "wasi"))) {
+        return;
+    }
     static INSTALLED: std::sync::Once = std::sync::Once::new();
     INSTALLED.call_once(|| {
         std::panic::set_hook(Box::new(|info| {

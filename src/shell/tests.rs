@@ -1,0 +1,409 @@
+//! The shell against a fake Envoy ([`super::raw`] is `fake_host.rs` natively): each context's
+//! callbacks driven as Envoy drives them, and what reached the host checked call by call.
+
+use super::raw::{self as fake, Stream};
+use super::Root;
+use proxy_wasm::traits::{HttpContext, RootContext};
+use proxy_wasm::types::Action;
+
+const CONFIG: &str = r#"{
+  "models": [
+    {"name": "gpt-4o", "cluster": "llm", "account": "team-1"},
+    {"name": "gpt-4o-mini", "cluster": "llm", "account": "team-2", "max_output_tokens": 2048},
+    {"name": "claude", "cluster": "llm_b"}
+  ],
+  "fallback": {"chains": {"gpt-4o": ["gpt-4o-mini", "claude"]}, "failure_threshold": 2},
+  "status_path": "/llm-fallback/status"
+}"#;
+const QUOTA: &str = r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}"#;
+const OK_JSON: &str =
+    r#"{"id":"x","choices":[],"usage":{"prompt_tokens":11,"completion_tokens":7}}"#;
+
+fn root(root_id: &str) -> Root {
+    fake::with(|f| {
+        f.properties
+            .insert("plugin_root_id".into(), root_id.as_bytes().to_vec());
+        f.plugin_config = CONFIG.as_bytes().to_vec();
+    });
+    let mut root = Root::default();
+    assert!(root.on_configure(CONFIG.len()), "configured as {root_id}");
+    root
+}
+
+fn headers(pairs: &[(&str, &str)]) -> Option<Vec<(String, String)>> {
+    Some(
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect(),
+    )
+}
+
+fn chat(model: &str, max_tokens: u64) -> Vec<u8> {
+    format!(r#"{{"messages":[{{"role":"user","content":"hi"}}],"max_tokens":{max_tokens},"model":"{model}"}}"#)
+        .into_bytes()
+}
+
+/// A client request as Envoy hands it to the HTTP connection manager's filter.
+fn client_stream(path: &str, extra: &[(&str, &str)], body: Vec<u8>) -> Stream {
+    let mut pairs = vec![
+        (":method", "POST"),
+        (":path", path),
+        ("content-type", "application/json"),
+    ];
+    pairs.extend_from_slice(extra);
+    Stream {
+        request_headers: headers(&pairs),
+        request_body: body,
+        ..Stream::default()
+    }
+}
+
+fn header(map: &Option<Vec<(String, String)>>, name: &str) -> Option<String> {
+    map.as_ref()?
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.clone())
+}
+
+/// The current stream's whole request body length (what Envoy passes at its end).
+fn body_len() -> usize {
+    fake::with(|f| f.stream.request_body.len())
+}
+
+fn calls_since(mark: usize) -> Vec<String> {
+    fake::with(|f| f.calls.get(mark..).unwrap_or_default().to_vec())
+}
+
+fn mark() -> usize {
+    fake::with(|f| f.calls.len())
+}
+
+/// One router attempt through the upstream filter: the request as the client filter left it
+/// (headers carry over, the body is the client's original), then `answer`.
+fn attempt(upstream: &Root, request: &Stream, status: u16, answer: &str) -> (Vec<Action>, Stream) {
+    let mut stream = Stream {
+        request_headers: request.request_headers.clone(),
+        request_body: request.request_body.clone(),
+        ..Stream::default()
+    };
+    let saved = fake::swap_stream(stream.clone());
+    let mut ctx = upstream.create_http_context(7).unwrap();
+    let body_len = request.request_body.len();
+    let mut actions = vec![ctx.on_http_request_headers(4, false)];
+    actions.push(ctx.on_http_request_body(body_len, true));
+    fake::with(|f| {
+        f.stream.response_headers = headers(&[
+            (":status", &status.to_string()),
+            ("content-type", "application/json"),
+        ]);
+        f.stream.response_body = answer.as_bytes().to_vec();
+    });
+    actions.push(ctx.on_http_response_headers(2, false));
+    actions.push(ctx.on_http_response_body(answer.len(), true));
+    ctx.on_done();
+    stream = fake::swap_stream(saved);
+    (actions, stream)
+}
+
+/// The client filter's view of the final answer (the last attempt's headers).
+fn final_answer(ctx: &mut Box<dyn HttpContext>, answer: &Stream) -> Stream {
+    fake::with(|f| f.stream.response_headers = answer.response_headers.clone());
+    assert_eq!(ctx.on_http_response_headers(2, false), Action::Continue);
+    ctx.on_done();
+    fake::with(|f| f.stream.clone())
+}
+
+#[test]
+fn a_healthy_request_is_routed_by_its_model_and_explained() {
+    let (client, upstream) = (root("client"), root("upstream"));
+    fake::swap_stream(client_stream(
+        "/v1/chat/completions",
+        &[],
+        chat("gpt-4o", 100),
+    ));
+    let mut ctx = client.create_http_context(1).unwrap();
+    assert_eq!(
+        ctx.on_http_request_headers(3, false),
+        Action::Pause,
+        "held for the body"
+    );
+    let start = mark();
+    assert_eq!(ctx.on_http_request_body(body_len(), true), Action::Continue);
+    let request = fake::with(|f| f.stream.clone());
+    assert_eq!(
+        header(&request.request_headers, "x-llm-cluster").as_deref(),
+        Some("llm")
+    );
+    assert_eq!(
+        header(&request.request_headers, "x-envoy-retry-on").as_deref(),
+        Some("reset")
+    );
+    assert!(
+        !calls_since(start).iter().any(|c| c == "now"),
+        "no clock on the healthy path"
+    );
+
+    let start = mark();
+    let (actions, answer) = attempt(&upstream, &request, 200, OK_JSON);
+    assert_eq!(
+        actions,
+        [Action::Continue; 4],
+        "nothing held, nothing rewritten"
+    );
+    assert_eq!(
+        header(&answer.request_headers, "accept-encoding").as_deref(),
+        Some("identity")
+    );
+    assert_eq!(
+        header(&answer.request_headers, "x-llm-cluster"),
+        None,
+        "internal header"
+    );
+    let calls = calls_since(start);
+    assert!(
+        !calls
+            .iter()
+            .any(|c| c.starts_with("buffer HttpRequestBody")),
+        "the first attempt never reads the request body: {calls:?}"
+    );
+
+    let done = final_answer(&mut ctx, &answer);
+    assert_eq!(
+        header(&done.response_headers, "x-llm-model").as_deref(),
+        Some("gpt-4o")
+    );
+    assert_eq!(
+        header(&done.response_headers, "x-llm-attempts").as_deref(),
+        Some("1")
+    );
+    let id = fake::with(|f| f.properties.get("llm_fallback_request").cloned()).unwrap();
+    let id = String::from_utf8(id).unwrap();
+    assert_eq!(
+        super::requests::with(&id, |_| ()),
+        None,
+        "the request's state is gone"
+    );
+}
+
+#[test]
+fn quota_on_the_first_attempt_falls_back_inside_the_request() {
+    let (client, upstream) = (root("client"), root("upstream"));
+    fake::swap_stream(client_stream(
+        "/v1/chat/completions",
+        &[],
+        chat("gpt-4o", 8000),
+    ));
+    let mut ctx = client.create_http_context(1).unwrap();
+    ctx.on_http_request_headers(3, false);
+    ctx.on_http_request_body(body_len(), true);
+    let request = fake::with(|f| f.stream.clone());
+
+    let (actions, first) = attempt(&upstream, &request, 429, QUOTA);
+    assert_eq!(
+        actions[2],
+        Action::Pause,
+        "the error answer's headers wait for its body"
+    );
+    assert_eq!(
+        header(&first.response_headers, "x-llm-retry").as_deref(),
+        Some("true")
+    );
+    assert_eq!(
+        header(&first.response_headers, "x-llm-error-class").as_deref(),
+        Some("quota_exhausted")
+    );
+    assert_eq!(
+        header(&first.response_headers, "x-should-retry").as_deref(),
+        Some("false")
+    );
+
+    // Envoy retries: the headers the first attempt changed carry over; the body is replayed.
+    let replay = Stream {
+        request_headers: first.request_headers.clone(),
+        request_body: request.request_body.clone(),
+        ..Stream::default()
+    };
+    let (actions, second) = attempt(&upstream, &replay, 200, OK_JSON);
+    assert_eq!(
+        actions[0],
+        Action::Pause,
+        "held: the body must ask the fallback"
+    );
+    let sent = String::from_utf8(second.request_body.clone()).unwrap();
+    assert!(sent.contains(r#""model":"gpt-4o-mini""#), "{sent}");
+    assert!(
+        sent.contains(r#""max_tokens":2048"#),
+        "clamped to the fallback's limit: {sent}"
+    );
+    assert_eq!(
+        header(&second.request_headers, "content-length"),
+        Some(sent.len().to_string())
+    );
+
+    let done = final_answer(&mut ctx, &second);
+    let h = |n| header(&done.response_headers, n);
+    assert_eq!(h("x-llm-model").as_deref(), Some("gpt-4o-mini"));
+    assert_eq!(h("x-llm-attempts").as_deref(), Some("2"));
+    assert_eq!(h("x-llm-fallback-from").as_deref(), Some("gpt-4o"));
+    assert_eq!(
+        h("x-llm-fallback-reason").as_deref(),
+        Some("quota_exhausted")
+    );
+    // The next request skips the cooling model: routed straight to the fallback.
+    fake::swap_stream(client_stream(
+        "/v1/chat/completions",
+        &[],
+        chat("gpt-4o", 10),
+    ));
+    let mut next = client.create_http_context(3).unwrap();
+    next.on_http_request_headers(3, false);
+    next.on_http_request_body(body_len(), true);
+    let skipped = fake::with(|f| f.stream.clone());
+    let (_, answer) = attempt(&upstream, &skipped, 200, OK_JSON);
+    assert!(String::from_utf8_lossy(&answer.request_body).contains("gpt-4o-mini"));
+}
+
+#[test]
+fn a_duplicate_idempotency_key_is_refused_and_its_reply_is_left_alone() {
+    let client = root("client");
+    let key = [("idempotency-key", "k-1"), ("authorization", "Bearer sk-1")];
+    fake::swap_stream(client_stream("/v1/threads/runs", &key, chat("gpt-4o", 10)));
+    let mut first = client.create_http_context(1).unwrap();
+    first.on_http_request_headers(5, false);
+    assert_eq!(
+        first.on_http_request_body(body_len(), true),
+        Action::Continue
+    );
+
+    fake::swap_stream(client_stream("/v1/threads/runs", &key, chat("gpt-4o", 10)));
+    let mut second = client.create_http_context(2).unwrap();
+    second.on_http_request_headers(5, false);
+    assert_eq!(second.on_http_request_body(body_len(), true), Action::Pause);
+    let (status, reply_headers, _) = fake::with(|f| f.stream.reply.clone()).unwrap();
+    assert_eq!(status, 409);
+    assert!(reply_headers.contains(&("x-should-retry".into(), "false".into())));
+    // The local reply comes back through the response callbacks: nothing is added to it.
+    fake::with(|f| f.stream.response_headers = headers(&[(":status", "409")]));
+    let start = mark();
+    assert_eq!(second.on_http_response_headers(1, false), Action::Continue);
+    assert!(
+        !calls_since(start)
+            .iter()
+            .any(|c| c.starts_with("set_header")),
+        "{:?}",
+        calls_since(start)
+    );
+}
+
+#[test]
+fn an_unsafe_request_that_meets_a_500_is_not_resent_and_the_client_is_told() {
+    let (client, upstream) = (root("client"), root("upstream"));
+    fake::swap_stream(client_stream("/v1/threads/runs", &[], chat("gpt-4o", 10)));
+    let mut ctx = client.create_http_context(1).unwrap();
+    ctx.on_http_request_headers(3, false);
+    ctx.on_http_request_body(body_len(), true);
+    let request = fake::with(|f| f.stream.clone());
+    assert_eq!(header(&request.request_headers, "x-envoy-retry-on"), None);
+
+    let (_, answer) = attempt(&upstream, &request, 500, r#"{"error":{"message":"boom"}}"#);
+    assert_eq!(
+        header(&answer.response_headers, "x-llm-retry"),
+        None,
+        "never re-sent"
+    );
+    let done = final_answer(&mut ctx, &answer);
+    assert_eq!(
+        header(&done.response_headers, "x-should-retry").as_deref(),
+        Some("false")
+    );
+    assert_eq!(
+        header(&done.response_headers, "x-llm-retry-blocked").as_deref(),
+        Some("non-idempotent")
+    );
+}
+
+#[test]
+fn an_attempt_that_gets_no_answer_plans_the_retry_without_touching_headers() {
+    let (client, upstream) = (root("client"), root("upstream"));
+    fake::swap_stream(client_stream(
+        "/v1/chat/completions",
+        &[],
+        chat("gpt-4o", 10),
+    ));
+    let mut ctx = client.create_http_context(1).unwrap();
+    ctx.on_http_request_headers(3, false);
+    ctx.on_http_request_body(body_len(), true);
+    let request = fake::with(|f| f.stream.clone());
+    // The attempt sends its request, then ends with no response headers (a per-try timeout).
+    let saved = fake::swap_stream(Stream {
+        request_headers: request.request_headers.clone(),
+        ..Stream::default()
+    });
+    let mut up = upstream.create_http_context(7).unwrap();
+    up.on_http_request_headers(4, false);
+    fake::with(|f| f.stream.request_headers = None);
+    let start = mark();
+    up.on_done();
+    let calls = calls_since(start);
+    assert!(
+        !calls
+            .iter()
+            .any(|c| c.starts_with("set_header") || c.starts_with("remove_header")),
+        "no header map outside its phase: {calls:?}"
+    );
+    assert!(
+        calls.iter().any(|c| c == "property response.flags"),
+        "{calls:?}"
+    );
+    fake::swap_stream(saved);
+    let id = fake::with(|f| f.properties.get("llm_fallback_request").cloned()).unwrap();
+    let id = String::from_utf8(id).unwrap();
+    let next = super::requests::with(&id, |r| (r.next.clone(), r.tried.len()));
+    assert_eq!(
+        next,
+        Some(("gpt-4o".to_owned(), 1)),
+        "a timeout retries the same model once"
+    );
+}
+
+#[test]
+fn health_writes_land_through_contention() {
+    let (client, upstream) = (root("client"), root("upstream"));
+    fake::swap_stream(client_stream(
+        "/v1/chat/completions",
+        &[],
+        chat("gpt-4o", 10),
+    ));
+    let mut ctx = client.create_http_context(1).unwrap();
+    ctx.on_http_request_headers(3, false);
+    ctx.on_http_request_body(body_len(), true);
+    let request = fake::with(|f| f.stream.clone());
+    fake::with(|f| f.cas_conflicts = 3);
+    attempt(&upstream, &request, 429, QUOTA);
+    let health = super::shared_health::read("gpt-4o");
+    assert!(
+        health.cooldown_until_ms > 0,
+        "written after 3 conflicts: {health:?}"
+    );
+}
+
+#[test]
+fn the_status_filter_answers_its_path_only() {
+    let status = root("status");
+    fake::swap_stream(Stream {
+        request_headers: headers(&[(":method", "GET"), (":path", "/v1/chat/completions")]),
+        ..Stream::default()
+    });
+    let mut ctx = status.create_http_context(1).unwrap();
+    assert_eq!(ctx.on_http_request_headers(2, true), Action::Continue);
+    fake::swap_stream(Stream {
+        request_headers: headers(&[(":method", "GET"), (":path", "/llm-fallback/status?x=1")]),
+        ..Stream::default()
+    });
+    let mut ctx = status.create_http_context(2).unwrap();
+    assert_eq!(ctx.on_http_request_headers(2, true), Action::Pause);
+    let (code, _, body) = fake::with(|f| f.stream.reply.clone()).unwrap();
+    assert_eq!(code, 200);
+    assert!(String::from_utf8_lossy(&body).contains("gpt-4o"));
+}
