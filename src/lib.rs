@@ -6,6 +6,7 @@
 
 pub mod abi;
 pub mod attempt;
+pub mod body_facts;
 pub mod check;
 pub mod classify;
 pub mod config;

@@ -3,11 +3,11 @@
 //! Pure decisions over the configuration, the request's facts and each model's health; the
 //! shell reads and writes the health records and tells Envoy what to do.
 
+use crate::body_facts::BodyFacts;
 use crate::classify::{ErrorClass, Verdict, WaitHint};
 use crate::config::{Config, MaxTokensPolicy, ModelConfig};
 use crate::health::Admission;
 use crate::stats::WaitHintOutcome;
-use serde_json::Value;
 
 /// How a request may be treated when its model cannot serve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,65 +42,19 @@ pub struct Features {
 }
 
 impl Features {
-    /// Reads the features of a JSON request body (OpenAI chat/Responses, Anthropic, Gemini).
-    /// Parsed only when a fallback is being chosen, never on the healthy path.
+    /// Reads the features of a JSON request body (OpenAI chat/Responses, Anthropic, Gemini),
+    /// in one pass that keeps nothing else ([`BodyFacts`]). Read only when a fallback is being
+    /// chosen, never on the healthy path.
     pub fn of_body(body: &[u8]) -> Self {
         let prompt_tokens = (body.len() / 4) as u64;
-        let Ok(Value::Object(root)) = serde_json::from_slice::<Value>(body) else {
-            return Self {
-                prompt_tokens,
-                ..Self::default()
-            };
-        };
-        let non_empty = |key: &str| {
-            root.get(key)
-                .and_then(Value::as_array)
-                .is_some_and(|a| !a.is_empty())
-        };
-        let format_type = root
-            .get("response_format")
-            .or_else(|| root.get("text").and_then(|t| t.get("format")))
-            .and_then(|f| f.get("type"))
-            .and_then(Value::as_str);
-        let max_tokens = ["max_tokens", "max_completion_tokens", "max_output_tokens"]
-            .iter()
-            .find_map(|k| root.get(*k).and_then(Value::as_u64));
-        let images = ["messages", "input", "contents"]
-            .iter()
-            .filter_map(|k| root.get(*k))
-            .any(has_image);
+        let facts = BodyFacts::read(body).unwrap_or_default();
         Self {
-            tools: non_empty("tools") || non_empty("functions"),
-            json_schema: matches!(format_type, Some("json_schema" | "json_object")),
-            images,
-            max_tokens,
+            tools: facts.tools,
+            json_schema: facts.json_schema,
+            images: facts.images,
+            max_tokens: facts.max_tokens,
             prompt_tokens,
         }
-    }
-}
-
-/// Whether any content part is an image (OpenAI `image_url`/`input_image`, Anthropic `image`,
-/// Gemini `inline_data`/`file_data` with an image MIME type).
-fn has_image(value: &Value) -> bool {
-    match value {
-        Value::Array(items) => items.iter().any(has_image),
-        Value::Object(map) => {
-            let typed = map
-                .get("type")
-                .and_then(Value::as_str)
-                .is_some_and(|t| matches!(t, "image_url" | "image" | "input_image"));
-            let inline = ["inline_data", "inlineData", "file_data", "fileData"]
-                .iter()
-                .filter_map(|k| map.get(*k))
-                .any(|d| {
-                    d.get("mime_type")
-                        .or_else(|| d.get("mimeType"))
-                        .and_then(Value::as_str)
-                        .is_some_and(|m| m.starts_with("image/"))
-                });
-            typed || inline || map.values().any(has_image)
-        }
-        _ => false,
     }
 }
 

@@ -5,8 +5,8 @@
 //! headers and, where the path alone cannot tell (the Responses API), the body.
 //! [`Dedup`] tracks `Idempotency-Key`s in a fixed number of slots.
 
+use crate::body_facts::BodyFacts;
 use serde::Deserialize;
-use serde_json::Value;
 
 /// Generation endpoints: re-sending them costs tokens, never side effects.
 const SAFE_PATHS: &[&str] = &[
@@ -280,22 +280,19 @@ pub fn judge(
 /// The Responses API acts when it stores the response (`store` defaults to true), runs in the
 /// background, or calls server-side tools that act.
 fn responses_api(config: &SafetyConfig, body: Option<&[u8]>) -> Judgement {
-    let Some(Ok(Value::Object(root))) = body.map(serde_json::from_slice::<Value>) else {
+    let Some(facts) = body.and_then(BodyFacts::read) else {
         return Judgement::unsafe_("responses api, body unreadable");
     };
-    if root.get("store").and_then(Value::as_bool) != Some(false) {
+    if facts.store != Some(false) {
         return Judgement::unsafe_("responses api with store");
     }
-    if root.get("background").and_then(Value::as_bool) == Some(true) {
+    if facts.background == Some(true) {
         return Judgement::unsafe_("responses api in background");
     }
-    let acting = root
-        .get("tools")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t.get("type").and_then(Value::as_str))
-        .find(|t| config.acting_tools.iter().any(|a| a == t));
+    let acting = facts
+        .tool_types
+        .iter()
+        .find(|t| config.acting_tools.iter().any(|a| a == *t));
     if let Some(tool) = acting {
         return Judgement::unsafe_(format!("responses api with tool {tool}"));
     }
