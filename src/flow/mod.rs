@@ -11,6 +11,7 @@
 //!   whether (and where) Envoy retries.
 //! - [`request`]: the state every attempt of a request shares, and its bounded store.
 
+pub mod answer;
 pub mod attempt;
 pub mod effect;
 pub mod request;

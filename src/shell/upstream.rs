@@ -10,6 +10,7 @@ use super::observe::{JsonObserver, StreamObserver};
 use super::{holds, host, identity, raw, requests, Plugin};
 use crate::attempt::{EndFacts, Ending};
 use crate::classify::{Answer, ErrorClass, Verdict};
+use crate::flow::answer::{self, Head, Kind, Plan, StartSeen, StartStep};
 use crate::flow::attempt::{self, Seen, RETRY_AFTER_MARKER, RETRY_MARKER};
 use crate::flow::{Cx, Effects};
 use crate::inflate::{self, Encoding};
@@ -309,50 +310,56 @@ impl UpstreamContext {
             chunk
         };
         let errors = observer.feed(&fresh, end);
-        let started = observer.content_events() > 0;
-        let opened_with_error = observer.opened_with_error();
-        let full = *held >= max_bytes;
-        if released {
-            // The timer already sent the headers: this is an ordinary stream now.
-            self.release_to_stream(false);
-        } else if let (Some(payload), true) = (errors.first(), opened_with_error) {
-            holds::forget(self.context_id);
-            let plugin = Rc::clone(&self.plugin);
-            let clock = HostClock::default();
-            let cx = plugin.cx(&clock);
-            let verdict = attempt::stream_verdict(&cx, payload);
-            plugin
-                .metrics
-                .increment(Counter::Responses(self.slot, verdict.class));
-            log::info!(
-                "upstream 200 stream for model {} opened with an error event: {} ({})",
-                plugin.metrics.set.label(self.slot),
-                verdict.class.as_str(),
-                verdict.reason
-            );
-            let mut out = Effects::default();
-            attempt::annotate(&verdict, &mut out);
-            // Judged in full: if Envoy re-sends, this attempt's end is not a cut; if it cannot,
-            // the client gets the stream as the upstream sent it, still observed for usage.
-            self.complete = true;
-            if let Answering::StreamStart { observer, .. } =
-                std::mem::replace(&mut self.answering, Answering::Judged)
-            {
-                self.answering = Answering::Stream(observer);
+        let seen = StartSeen {
+            released,
+            opened_with_error: !errors.is_empty() && observer.opened_with_error(),
+            started: observer.content_events() > 0,
+            full: *held >= max_bytes,
+            end,
+        };
+        match answer::start_step(seen) {
+            StartStep::Hold => return Action::Pause,
+            StartStep::Release => self.release_to_stream(!released),
+            StartStep::JudgeOpeningError => {
+                holds::forget(self.context_id);
+                let payload = errors.first().map(Vec::as_slice).unwrap_or_default();
+                self.judge_opening_error(payload);
+                return Action::Continue;
             }
-            self.judged(&cx, &verdict, Seen::Answer, &mut out);
-            apply(&plugin, MapType::HttpResponseHeaders, out);
-            return Action::Continue;
-        } else if started || full || end {
-            // Content came first: any error after it is an error inside the stream.
-            self.release_to_stream(true);
-        } else {
-            return Action::Pause;
         }
         for payload in errors {
             self.stream_error(&payload);
         }
         Action::Continue
+    }
+
+    /// A held stream whose first event is an error: judged like an error answer. If Envoy
+    /// re-sends, this attempt's end is not a cut; if it cannot, the client gets the stream as
+    /// the upstream sent it, still observed for usage.
+    fn judge_opening_error(&mut self, payload: &[u8]) {
+        let plugin = Rc::clone(&self.plugin);
+        let clock = HostClock::default();
+        let cx = plugin.cx(&clock);
+        let verdict = attempt::stream_verdict(&cx, payload);
+        plugin
+            .metrics
+            .increment(Counter::Responses(self.slot, verdict.class));
+        log::info!(
+            "upstream 200 stream for model {} opened with an error event: {} ({})",
+            plugin.metrics.set.label(self.slot),
+            verdict.class.as_str(),
+            verdict.reason
+        );
+        let mut out = Effects::default();
+        attempt::annotate(&verdict, &mut out);
+        self.complete = true;
+        if let Answering::StreamStart { observer, .. } =
+            std::mem::replace(&mut self.answering, Answering::Judged)
+        {
+            self.answering = Answering::Stream(observer);
+        }
+        self.judged(&cx, &verdict, Seen::Answer, &mut out);
+        apply(&plugin, MapType::HttpResponseHeaders, out);
     }
 
     /// The held stream turned out fine (or the hold ran out): a success; the rest is observed
@@ -555,42 +562,23 @@ impl HttpContext for UpstreamContext {
         // One read of the whole map: the status, the content's type and encoding, and whether
         // an upstream sent the retry markers.
         let pairs = raw::headers(MapType::HttpResponseHeaders).unwrap_or_default();
-        let mut content_type = "";
-        let mut content_encoding = None;
-        let mut markers = false;
-        for (name, value) in &pairs {
-            match name.as_str() {
-                ":status" => {
-                    self.status = std::str::from_utf8(value)
-                        .ok()
-                        .and_then(|s| s.parse().ok())
-                        .unwrap_or(0);
-                }
-                "content-type" => content_type = std::str::from_utf8(value).unwrap_or_default(),
-                "content-encoding" => content_encoding = Some(value.as_slice()),
-                RETRY_MARKER | RETRY_AFTER_MARKER => markers = true,
-                _ => {}
-            }
-        }
-        if markers {
+        let head = Head::read(pairs.iter().map(|(k, v)| (k.as_str(), v.as_slice())));
+        self.status = head.status;
+        if head.markers {
             // Only this filter tells Envoy to retry: the same headers from an upstream (another
             // proxy, a provider) go before anything else looks at the answer.
             host::remove_header(MapType::HttpResponseHeaders, RETRY_MARKER);
             host::remove_header(MapType::HttpResponseHeaders, RETRY_AFTER_MARKER);
         }
-        let encoding = Encoding::of_header(content_encoding);
-        let content_type = content_type.to_ascii_lowercase();
-        if (200..300).contains(&self.status) {
-            if end_of_stream {
+        let hold = &self.plugin.config.fallback.stream_start;
+        let encoding = head.encoding;
+        match answer::plan(&head, end_of_stream, hold, self.model.is_some()) {
+            Plan::Succeeded => {
                 self.complete = true;
                 self.succeeded();
-                return Action::Continue;
+                Action::Continue
             }
-            let is_stream = content_type.starts_with("text/event-stream");
-            let is_json = content_type.starts_with("application/json");
-            let hold = &self.plugin.config.fallback.stream_start;
-            if is_stream && hold.enabled && self.model.is_some() && encoding.readable() {
-                // Held until the first event shows how the stream started.
+            Plan::HoldStreamStart => {
                 self.answered = true;
                 let deadline = host::now_unix_ms().saturating_add(hold.max_hold_ms);
                 holds::hold(self.context_id, deadline);
@@ -598,36 +586,34 @@ impl HttpContext for UpstreamContext {
                     observer: Box::new(StreamObserver::new(encoding)),
                     held: 0,
                 };
-                return Action::Pause;
+                Action::Pause
             }
-            self.succeeded();
-            self.answering = if is_stream && encoding.readable() {
-                Answering::Stream(Box::new(StreamObserver::new(encoding)))
-            } else if is_json && encoding.readable() {
-                Answering::Json {
-                    observer: Box::new(JsonObserver::new(encoding)),
-                    tail_only: encoding == Encoding::Identity,
-                }
-            } else {
-                Answering::Judged
-            };
-            return Action::Continue;
+            Plan::Observe(kind) => {
+                self.succeeded();
+                self.answering = match kind {
+                    Kind::EventStream => Answering::Stream(Box::new(StreamObserver::new(encoding))),
+                    Kind::Json => Answering::Json {
+                        observer: Box::new(JsonObserver::new(encoding)),
+                        tail_only: encoding == Encoding::Identity,
+                    },
+                    Kind::Other => Answering::Judged,
+                };
+                Action::Continue
+            }
+            Plan::JudgeNow => {
+                self.complete = true;
+                self.judge_error(b"", &lossy(pairs));
+                Action::Continue
+            }
+            Plan::HoldError => {
+                self.answering = Answering::Holding {
+                    body: Vec::new(),
+                    encoding,
+                    headers: lossy(pairs),
+                };
+                Action::Pause
+            }
         }
-        let headers: Vec<(String, String)> = pairs
-            .into_iter()
-            .map(|(k, v)| (k, String::from_utf8_lossy(&v).into_owned()))
-            .collect();
-        if end_of_stream {
-            self.complete = true;
-            self.judge_error(b"", &headers);
-            return Action::Continue;
-        }
-        self.answering = Answering::Holding {
-            body: Vec::new(),
-            encoding,
-            headers,
-        };
-        Action::Pause
     }
 
     fn on_http_response_body(&mut self, body_size: usize, end_of_stream: bool) -> Action {
@@ -701,4 +687,12 @@ impl HttpContext for UpstreamContext {
         self.finish_answer();
         Action::Continue
     }
+}
+
+/// Header pairs with values as text, for the classifier.
+fn lossy(pairs: Vec<(String, Vec<u8>)>) -> Vec<(String, String)> {
+    pairs
+        .into_iter()
+        .map(|(k, v)| (k, String::from_utf8_lossy(&v).into_owned()))
+        .collect()
 }
