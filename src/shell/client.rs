@@ -228,10 +228,15 @@ impl ClientContext {
 
 impl Context for ClientContext {
     fn on_done(&mut self) -> bool {
-        if let Step::Counting(scanner) = std::mem::replace(&mut self.step, Step::Done) {
-            // A body with trailers never signals its end to the body callback.
-            let model = scanner.found().map(str::to_owned);
-            self.count(model.as_deref(), None);
+        match std::mem::replace(&mut self.step, Step::Done) {
+            Step::Counting(scanner) => {
+                // A body with trailers never signals its end to the body callback.
+                let model = scanner.found().map(str::to_owned);
+                self.count(model.as_deref(), None);
+            }
+            // The client left before its body was complete: still a request.
+            Step::AwaitingBody => self.count(None, None),
+            Step::Start | Step::Routed | Step::Responded | Step::Done => {}
         }
         let request = self.id.as_deref().and_then(requests::remove);
         if let Some((index, hash)) = self.idempotency.take() {

@@ -86,6 +86,19 @@ impl Metrics {
         }
     }
 
+    /// Increments of `counter` not yet folded into shared data.
+    #[cfg(test)]
+    pub fn pending(&self, counter: Counter) -> u64 {
+        let Some(id) = self.set.id(counter) else {
+            return 0;
+        };
+        self.pending
+            .try_borrow()
+            .ok()
+            .and_then(|p| p.get(id.0).copied())
+            .unwrap_or(0)
+    }
+
     /// Current shared values of every counter, in id order.
     pub fn shared_values(&self) -> Vec<u64> {
         self.set

@@ -407,3 +407,20 @@ fn the_status_filter_answers_its_path_only() {
     assert_eq!(code, 200);
     assert!(String::from_utf8_lossy(&body).contains("gpt-4o"));
 }
+
+#[test]
+fn a_request_whose_client_leaves_before_its_body_ends_is_still_counted() {
+    let client = root("client");
+    fake::swap_stream(client_stream(
+        "/v1/chat/completions",
+        &[],
+        chat("gpt-4o", 10),
+    ));
+    let mut ctx = client.create_http_context(1).unwrap();
+    assert_eq!(ctx.on_http_request_headers(3, false), Action::Pause);
+    assert_eq!(ctx.on_http_request_body(10, false), Action::Pause);
+    ctx.on_done();
+    let metrics = &client.plugin.as_ref().unwrap().metrics;
+    let none = metrics.set.slot(None);
+    assert_eq!(metrics.pending(crate::stats::Counter::Requests(none)), 1);
+}

@@ -447,10 +447,15 @@ impl UpstreamContext {
 
 impl Context for UpstreamContext {
     fn on_done(&mut self) -> bool {
-        if let Sending::Counting(scanner) = std::mem::replace(&mut self.sending, Sending::Sent) {
-            // A body with trailers never signals its end to the body callback.
-            let model = scanner.found().map(str::to_owned);
-            self.count(model.as_deref());
+        match std::mem::replace(&mut self.sending, Sending::Sent) {
+            Sending::Counting(scanner) => {
+                // A body with trailers never signals its end to the body callback.
+                let model = scanner.found().map(str::to_owned);
+                self.count(model.as_deref());
+            }
+            // Ended before its body was complete: still an attempt.
+            Sending::AwaitingBody => self.count(None),
+            Sending::Sent => {}
         }
         self.ended();
         true
