@@ -171,30 +171,30 @@ pub fn after_failure(
     features: Option<&Features>,
     admission: &dyn Fn(&ModelConfig) -> Admission,
 ) -> Next {
-    let switch_needed = match verdict.class {
-        ErrorClass::Ok | ErrorClass::Auth | ErrorClass::BadRequest | ErrorClass::ContentPolicy => {
-            return Next::Stop
-        }
+    if !verdict.class.another_model_may_help() {
+        return Next::Stop;
+    }
+    // A short stated wait, or a model whose circuit is still closed, is worth asking again.
+    let retry_here = match verdict.class {
         ErrorClass::RateLimited => {
-            let short = verdict
-                .retry_after_ms
-                .is_none_or(|w| w <= config.fallback.max_wait_ms);
-            if short && !opened {
-                return Next::Retry;
-            }
-            true
+            !opened
+                && verdict
+                    .retry_after_ms
+                    .is_none_or(|w| w <= config.fallback.max_wait_ms)
         }
-        ErrorClass::Overloaded | ErrorClass::Timeout => {
-            if !opened {
-                return Next::Retry;
-            }
-            true
-        }
-        ErrorClass::QuotaExhausted | ErrorClass::ModelUnavailable | ErrorClass::ContextOverflow => {
-            true
-        }
+        ErrorClass::Overloaded | ErrorClass::Timeout => !opened,
+        ErrorClass::QuotaExhausted
+        | ErrorClass::ModelUnavailable
+        | ErrorClass::ContextOverflow
+        | ErrorClass::Ok
+        | ErrorClass::Auth
+        | ErrorClass::BadRequest
+        | ErrorClass::ContentPolicy => false,
     };
-    if !switch_needed || priority == Priority::Batch {
+    if retry_here {
+        return Next::Retry;
+    }
+    if priority == Priority::Batch {
         return Next::Stop;
     }
     let requested = chain.first().copied().unwrap_or(current);

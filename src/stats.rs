@@ -160,15 +160,11 @@ pub struct CounterSet {
     names: Vec<String>,
 }
 
-/// The classes after which a request can switch models (after the others another model would
-/// not help: `plan::after_failure` stops).
+/// The classes after which a request can switch models (the others stop it).
 pub fn switch_classes() -> impl Iterator<Item = ErrorClass> {
-    ErrorClass::ALL.into_iter().filter(|c| {
-        !matches!(
-            c,
-            ErrorClass::Ok | ErrorClass::Auth | ErrorClass::BadRequest | ErrorClass::ContentPolicy
-        )
-    })
+    ErrorClass::ALL
+        .into_iter()
+        .filter(|c| c.another_model_may_help())
 }
 
 /// Every chain a request can follow, in order: a model followed by its configured chain, and

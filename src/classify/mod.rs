@@ -107,6 +107,15 @@ impl ErrorClass {
             ErrorClass::RateLimited | ErrorClass::Overloaded | ErrorClass::Timeout
         )
     }
+
+    /// Whether asking another model can succeed where this one failed (after the others the
+    /// request itself, or its credentials, is what fails).
+    pub const fn another_model_may_help(self) -> bool {
+        !matches!(
+            self,
+            ErrorClass::Ok | ErrorClass::Auth | ErrorClass::BadRequest | ErrorClass::ContentPolicy
+        )
+    }
 }
 
 /// An upstream answer, as the filter sees it.
