@@ -201,9 +201,7 @@ pub fn succeeded(
     let (probe, known_clean) = match request {
         Some(r) => {
             r.served = Some(model.to_owned());
-            if let Safety::Unsafe { proven_rejection } = &mut r.safety {
-                *proven_rejection = false;
-            }
+            r.safety.forget_proof();
             let known_clean = r.first_clean.as_deref() == Some(model);
             (std::mem::take(&mut r.probe), known_clean)
         }
@@ -313,6 +311,12 @@ pub fn proven_rejection(status: u16, verdict: &Verdict) -> bool {
         && !verdict.reason.starts_with("status=")
 }
 
+/// Tells the client (and its SDK) not to send the request again: it may have acted.
+pub fn mark_blocked(out: &mut Effects) {
+    out.set_header("x-should-retry", "false");
+    out.set_header("x-llm-retry-blocked", BLOCKED);
+}
+
 /// Whether the failed attempt has an answer whose headers can still be written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Seen {
@@ -361,8 +365,7 @@ pub fn after_failure(
         if !proven {
             // Counted once, by the client filter, on the final answer.
             if seen == Seen::Answer {
-                out.set_header("x-should-retry", "false");
-                out.set_header("x-llm-retry-blocked", BLOCKED);
+                mark_blocked(out);
             }
             log::info!(
                 "{model} answered {} to a request that may act: not re-sent",

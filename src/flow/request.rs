@@ -32,6 +32,13 @@ impl Safety {
         matches!(self, Self::Unsafe { .. })
     }
 
+    /// A new attempt, or a success: an earlier attempt's proof says nothing any more.
+    pub fn forget_proof(&mut self) {
+        if let Self::Unsafe { proven_rejection } = self {
+            *proven_rejection = false;
+        }
+    }
+
     /// The last attempt's answer proved the request was rejected unprocessed.
     pub fn proven_rejection(self) -> bool {
         matches!(
@@ -104,9 +111,7 @@ impl Request {
     /// rejection says nothing about it.
     pub fn start_attempt(&mut self) -> &str {
         self.tried.push(self.next.clone());
-        if let Safety::Unsafe { proven_rejection } = &mut self.safety {
-            *proven_rejection = false;
-        }
+        self.safety.forget_proof();
         &self.next
     }
 

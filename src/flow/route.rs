@@ -1,7 +1,7 @@
 //! The client position's decisions: where a request goes first, what it gets when nothing can
 //! serve it, and what the final answer says about how it was served.
 
-use super::attempt::{BLOCKED, RETRY_AFTER_MARKER, RETRY_MARKER};
+use super::attempt::{self, RETRY_AFTER_MARKER, RETRY_MARKER};
 use super::{Cx, Effects, Request, Safety};
 use crate::classify::ErrorClass;
 use crate::config::ModelConfig;
@@ -286,8 +286,7 @@ pub fn client_retry_blocked(safety: Safety, status: u16) -> bool {
 /// The final answer to an unsafe request: the block headers and counter, when it applies.
 pub fn block_client_retry(safety: Safety, slot: ModelSlot, status: u16, out: &mut Effects) {
     if client_retry_blocked(safety, status) {
-        out.set_header("x-should-retry", "false");
-        out.set_header("x-llm-retry-blocked", BLOCKED);
+        attempt::mark_blocked(out);
         out.count(Counter::RetriesBlocked(slot));
     }
 }

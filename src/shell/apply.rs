@@ -10,7 +10,8 @@ thread_local! {
     static LAST_NOW: Cell<u64> = const { Cell::new(0) };
 }
 
-/// The host clock, read at most once per callback and only when a decision asks for it.
+/// The host clock, read at most once per `HostClock` (one is made for each flow decision) and
+/// only when that decision asks for it: a healthy request reads none.
 #[derive(Default)]
 pub struct HostClock(Cell<Option<u64>>);
 

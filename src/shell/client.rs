@@ -330,10 +330,7 @@ impl HttpContext for ClientContext {
                 .and_then(|d| String::from_utf8(d).ok());
             if let Some(details) = details.filter(|d| d != "via_upstream") {
                 let owned = host::headers(MapType::HttpResponseHeaders);
-                let headers: Vec<(&str, &str)> = owned
-                    .iter()
-                    .map(|(k, v)| (k.as_str(), v.as_str()))
-                    .collect();
+                let headers = host::borrowed(&owned);
                 let answer = Answer {
                     status: self.status,
                     headers: &headers,

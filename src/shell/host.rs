@@ -175,15 +175,28 @@ pub fn set_header(map: MapType, name: &str, value: &str) {
 /// All headers of a map, values as lossy UTF-8 (only used on error answers).
 pub fn headers(map: MapType) -> Vec<(String, String)> {
     match raw::headers(map) {
-        Ok(pairs) => pairs
-            .into_iter()
-            .map(|(k, v)| (k, String::from_utf8_lossy(&v).into_owned()))
-            .collect(),
+        Ok(pairs) => lossy(pairs),
         Err(status) => {
             debug_failure("get_map", status);
             Vec::new()
         }
     }
+}
+
+/// Header values as text (lossy UTF-8), for the classifier.
+pub fn lossy(pairs: Vec<(String, Vec<u8>)>) -> Vec<(String, String)> {
+    pairs
+        .into_iter()
+        .map(|(k, v)| (k, String::from_utf8_lossy(&v).into_owned()))
+        .collect()
+}
+
+/// Borrowed views of owned header pairs (what [`crate::classify::Answer`] takes).
+pub fn borrowed(pairs: &[(String, String)]) -> Vec<(&str, &str)> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect()
 }
 
 /// The host's wall clock in unix milliseconds (0 if unavailable).

@@ -187,10 +187,7 @@ impl UpstreamContext {
         let plugin = Rc::clone(&self.plugin);
         let clock = HostClock::default();
         let cx = plugin.cx(&clock);
-        let headers: Vec<(&str, &str)> = headers
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .collect();
+        let headers = host::borrowed(headers);
         let answer = Answer {
             status: self.status,
             headers: &headers,
@@ -607,14 +604,14 @@ impl HttpContext for UpstreamContext {
             }
             Plan::JudgeNow => {
                 self.complete = true;
-                self.judge_error(b"", &lossy(pairs));
+                self.judge_error(b"", &host::lossy(pairs));
                 Action::Continue
             }
             Plan::HoldError => {
                 self.answering = Answering::Holding {
                     body: Vec::new(),
                     encoding,
-                    headers: lossy(pairs),
+                    headers: host::lossy(pairs),
                 };
                 Action::Pause
             }
@@ -692,12 +689,4 @@ impl HttpContext for UpstreamContext {
         self.finish_answer();
         Action::Continue
     }
-}
-
-/// Header pairs with values as text, for the classifier.
-fn lossy(pairs: Vec<(String, Vec<u8>)>) -> Vec<(String, String)> {
-    pairs
-        .into_iter()
-        .map(|(k, v)| (k, String::from_utf8_lossy(&v).into_owned()))
-        .collect()
 }
