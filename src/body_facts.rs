@@ -65,14 +65,14 @@ impl<'de> Visitor<'de> for Root {
                 "functions" => functions = map.next_value::<Tools>()?.count > 0,
                 "response_format" => chat_format = map.next_value::<TypeField>()?.0,
                 "text" => text_format = map.next_value::<TextFormat>()?.0,
-                "max_tokens" => max_tokens = map.next_value::<Whole>()?.0,
-                "max_completion_tokens" => max_completion = map.next_value::<Whole>()?.0,
-                "max_output_tokens" => max_output = map.next_value::<Whole>()?.0,
+                "max_tokens" => max_tokens = map.next_value::<Scalar>()?.whole(),
+                "max_completion_tokens" => max_completion = map.next_value::<Scalar>()?.whole(),
+                "max_output_tokens" => max_output = map.next_value::<Scalar>()?.whole(),
                 "messages" | "input" | "contents" => {
                     facts.images |= map.next_value::<Images>()?.0;
                 }
-                "store" => facts.store = map.next_value::<Flag>()?.0,
-                "background" => facts.background = map.next_value::<Flag>()?.0,
+                "store" => facts.store = map.next_value::<Scalar>()?.flag(),
+                "background" => facts.background = map.next_value::<Scalar>()?.flag(),
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -125,71 +125,66 @@ macro_rules! skipped_containers {
     };
 }
 
-/// A whole number (`max_tokens`); anything else reads as absent.
-struct Whole(Option<u64>);
+/// A value as a tolerant reader sees it: the scalar kinds the facts use, or anything else
+/// (skipped unread).
+enum Scalar {
+    Bool(bool),
+    /// A non-negative whole number.
+    Whole(u64),
+    Text(String),
+    Other,
+}
 
-impl<'de> de::Deserialize<'de> for Whole {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Whole;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any value")
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Whole, E> {
-                Ok(Whole(Some(v)))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Whole, E> {
-                Ok(Whole(None))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Whole, E> {
-                Ok(Whole(u64::try_from(v).ok()))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Whole, E> {
-                Ok(Whole(None))
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Whole, E> {
-                Ok(Whole(None))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Whole, E> {
-                Ok(Whole(None))
-            }
-            skipped_containers!(Whole(None));
+impl Scalar {
+    fn whole(self) -> Option<u64> {
+        match self {
+            Self::Whole(n) => Some(n),
+            _ => None,
         }
-        d.deserialize_any(V)
+    }
+
+    fn flag(self) -> Option<bool> {
+        match self {
+            Self::Bool(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    fn text(self) -> Option<String> {
+        match self {
+            Self::Text(t) => Some(t),
+            _ => None,
+        }
     }
 }
 
-/// A boolean (`store`, `background`); anything else reads as absent.
-struct Flag(Option<bool>);
-
-impl<'de> de::Deserialize<'de> for Flag {
+impl<'de> de::Deserialize<'de> for Scalar {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = Flag;
+            type Value = Scalar;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("any value")
             }
-            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Flag, E> {
-                Ok(Flag(Some(v)))
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Scalar, E> {
+                Ok(Scalar::Bool(v))
             }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Flag, E> {
-                Ok(Flag(None))
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Scalar, E> {
+                Ok(Scalar::Whole(v))
             }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Flag, E> {
-                Ok(Flag(None))
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Scalar, E> {
+                Ok(u64::try_from(v).map_or(Scalar::Other, Scalar::Whole))
             }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Flag, E> {
-                Ok(Flag(None))
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Scalar, E> {
+                Ok(Scalar::Other)
             }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Flag, E> {
-                Ok(Flag(None))
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Scalar, E> {
+                Ok(Scalar::Text(v.to_owned()))
             }
-            fn visit_unit<E: de::Error>(self) -> Result<Flag, E> {
-                Ok(Flag(None))
+            fn visit_unit<E: de::Error>(self) -> Result<Scalar, E> {
+                Ok(Scalar::Other)
             }
-            skipped_containers!(Flag(None));
+            skipped_containers!(Scalar::Other);
         }
         d.deserialize_any(V)
     }
@@ -251,7 +246,7 @@ impl<'de> de::Deserialize<'de> for TypeField {
                 let mut kind = None;
                 while let Some(key) = map.next_key::<Cow<'de, str>>()? {
                     if key == "type" {
-                        kind = map.next_value::<Text>()?.0;
+                        kind = map.next_value::<Scalar>()?.text();
                     } else {
                         map.next_value::<IgnoredAny>()?;
                     }
@@ -295,41 +290,6 @@ impl<'de> de::Deserialize<'de> for TextFormat {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
                 Ok(TextFormat(None))
             }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-/// A string value (anything else: `None`).
-struct Text(Option<String>);
-
-impl<'de> de::Deserialize<'de> for Text {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Text;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any value")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Text, E> {
-                Ok(Text(Some(v.to_owned())))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Text, E> {
-                Ok(Text(None))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Text, E> {
-                Ok(Text(None))
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Text, E> {
-                Ok(Text(None))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Text, E> {
-                Ok(Text(None))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Text, E> {
-                Ok(Text(None))
-            }
-            skipped_containers!(Text(None));
         }
         d.deserialize_any(V)
     }
