@@ -9,11 +9,12 @@ drift apart, and all arms run in one Envoy process (a listener, clusters and VM 
   shipped    the shipped config as it is
 
 Envoy runs with `--concurrency 1` on core 0 (log level info, as in production; stats flushed only
-when the admin endpoint is read, between bursts); the mock and the load generator share core 1. Cases: a 1 KB chat request, a 100 KB one, and a 1 KB streaming
-request (the mock streams its answer). Each burst is open-loop at a fixed rate for a fixed time,
+when the admin endpoint is read, between bursts); the mock and the load generator share core 1.
+Cases: a 1 KB chat request, a 100 KB one, and a 1 KB streaming request (the mock streams its
+answer). Each burst is open-loop at a fixed rate for a fixed time,
 so every arm serves the same requests at the same pace; Envoy's CPU is the run time of all its
 threads (/proc/PID/task/*/schedstat) around the burst, divided by the requests Envoy counted
-(`http.llm.downstream_rq_completed`). Arms are interleaved in rotating order within each round;
+(`http.llm_<arm>.downstream_rq_completed`). Arms are interleaved in rotating order within each round;
 the report gives, per case, the median CPU per request and the median of the per-round ratios to
 `plain`.
 
@@ -73,39 +74,28 @@ def without_filter(config: dict) -> dict:
     return config
 
 
+def dicts(node):
+    """Every mapping in a loaded YAML document, depth first."""
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from dicts(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from dicts(value)
+
+
 def with_wasm(config: dict, path: Path) -> dict:
     """The shipped config with every llm-fallback filter running `path` instead."""
-
-    def visit(node):
-        if isinstance(node, dict):
-            if node.get("runtime") == "envoy.wasm.runtime.v8" and "code" in node:
-                node["code"] = {"local": {"filename": str(path)}}
-            for value in node.values():
-                visit(value)
-        elif isinstance(node, list):
-            for value in node:
-                visit(value)
-
-    visit(config)
+    for node in dicts(config):
+        if node.get("runtime") == "envoy.wasm.runtime.v8" and "code" in node:
+            node["code"] = {"local": {"filename": str(path)}}
     return config
 
 
-def wasm_filters(config: dict, root_id: str):
+def wasm_filters(config: dict, root_id: str) -> list[dict]:
     """The llm-fallback plugin configs of one position (`client`, `upstream`, `status`)."""
-    found = []
-
-    def visit(node):
-        if isinstance(node, dict):
-            if node.get("root_id") == root_id and "vm_config" in node:
-                found.append(node)
-            for value in node.values():
-                visit(value)
-        elif isinstance(node, list):
-            for value in node:
-                visit(value)
-
-    visit(config)
-    return found
+    return [node for node in dicts(config) if node.get("root_id") == root_id and "vm_config" in node]
 
 
 def only_position(config: dict, keep: str) -> dict:

@@ -59,6 +59,16 @@ fn client_stream(path: &str, extra: &[(&str, &str)], body: Vec<u8>) -> Stream {
     }
 }
 
+/// A client request through the client filter's request callbacks: its context (for the final
+/// answer) and the request as the router then sends it.
+fn routed(client: &Root, path: &str, body: Vec<u8>) -> (Box<dyn HttpContext>, Stream) {
+    fake::swap_stream(client_stream(path, &[], body));
+    let mut ctx = client.create_http_context(1).unwrap();
+    ctx.on_http_request_headers(3, false);
+    ctx.on_http_request_body(body_len(), true);
+    (ctx, fake::with(|f| f.stream.clone()))
+}
+
 fn header(map: &Option<Vec<(String, String)>>, name: &str) -> Option<String> {
     map.as_ref()?
         .iter()
@@ -189,15 +199,7 @@ fn a_healthy_request_is_routed_by_its_model_and_explained() {
 #[test]
 fn quota_on_the_first_attempt_falls_back_inside_the_request() {
     let (client, upstream) = (root("client"), root("upstream"));
-    fake::swap_stream(client_stream(
-        "/v1/chat/completions",
-        &[],
-        chat("gpt-4o", 8000),
-    ));
-    let mut ctx = client.create_http_context(1).unwrap();
-    ctx.on_http_request_headers(3, false);
-    ctx.on_http_request_body(body_len(), true);
-    let request = fake::with(|f| f.stream.clone());
+    let (mut ctx, request) = routed(&client, "/v1/chat/completions", chat("gpt-4o", 8000));
 
     let (actions, first) = attempt(&upstream, &request, 429, QUOTA);
     assert_eq!(
@@ -251,15 +253,7 @@ fn quota_on_the_first_attempt_falls_back_inside_the_request() {
         Some("quota_exhausted")
     );
     // The next request skips the cooling model: routed straight to the fallback.
-    fake::swap_stream(client_stream(
-        "/v1/chat/completions",
-        &[],
-        chat("gpt-4o", 10),
-    ));
-    let mut next = client.create_http_context(3).unwrap();
-    next.on_http_request_headers(3, false);
-    next.on_http_request_body(body_len(), true);
-    let skipped = fake::with(|f| f.stream.clone());
+    let (_next, skipped) = routed(&client, "/v1/chat/completions", chat("gpt-4o", 10));
     let (_, answer) = attempt(&upstream, &skipped, 200, OK_JSON);
     assert!(String::from_utf8_lossy(&answer.request_body).contains("gpt-4o-mini"));
 }
@@ -299,11 +293,7 @@ fn a_duplicate_idempotency_key_is_refused_and_its_reply_is_left_alone() {
 #[test]
 fn an_unsafe_request_that_meets_a_500_is_not_resent_and_the_client_is_told() {
     let (client, upstream) = (root("client"), root("upstream"));
-    fake::swap_stream(client_stream("/v1/threads/runs", &[], chat("gpt-4o", 10)));
-    let mut ctx = client.create_http_context(1).unwrap();
-    ctx.on_http_request_headers(3, false);
-    ctx.on_http_request_body(body_len(), true);
-    let request = fake::with(|f| f.stream.clone());
+    let (mut ctx, request) = routed(&client, "/v1/threads/runs", chat("gpt-4o", 10));
     assert_eq!(header(&request.request_headers, "x-envoy-retry-on"), None);
 
     let (_, answer) = attempt(&upstream, &request, 500, r#"{"error":{"message":"boom"}}"#);
@@ -326,15 +316,7 @@ fn an_unsafe_request_that_meets_a_500_is_not_resent_and_the_client_is_told() {
 #[test]
 fn an_attempt_that_gets_no_answer_plans_the_retry_without_touching_headers() {
     let (client, upstream) = (root("client"), root("upstream"));
-    fake::swap_stream(client_stream(
-        "/v1/chat/completions",
-        &[],
-        chat("gpt-4o", 10),
-    ));
-    let mut ctx = client.create_http_context(1).unwrap();
-    ctx.on_http_request_headers(3, false);
-    ctx.on_http_request_body(body_len(), true);
-    let request = fake::with(|f| f.stream.clone());
+    let (_client_ctx, request) = routed(&client, "/v1/chat/completions", chat("gpt-4o", 10));
     // The attempt sends its request, then ends with no response headers (a per-try timeout).
     let saved = fake::swap_stream(Stream {
         request_headers: request.request_headers.clone(),
@@ -370,15 +352,7 @@ fn an_attempt_that_gets_no_answer_plans_the_retry_without_touching_headers() {
 #[test]
 fn health_writes_land_through_contention() {
     let (client, upstream) = (root("client"), root("upstream"));
-    fake::swap_stream(client_stream(
-        "/v1/chat/completions",
-        &[],
-        chat("gpt-4o", 10),
-    ));
-    let mut ctx = client.create_http_context(1).unwrap();
-    ctx.on_http_request_headers(3, false);
-    ctx.on_http_request_body(body_len(), true);
-    let request = fake::with(|f| f.stream.clone());
+    let (_client_ctx, request) = routed(&client, "/v1/chat/completions", chat("gpt-4o", 10));
     fake::with(|f| f.cas_conflicts = 3);
     attempt(&upstream, &request, 429, QUOTA);
     let health = super::shared_health::read("gpt-4o");
