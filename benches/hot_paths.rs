@@ -92,7 +92,7 @@ fn healthy_request_flow() {
             store.insert(&id, *request);
         }
         if let Some(request) = store.get_mut(&id) {
-            let plan = attempt::plan(&cx, request);
+            let plan = attempt::plan(&cx, request, &|| None, &mut out);
             attempt::succeeded(&cx, Some(request), &id, &plan.target, &mut out);
             route::explain(&cx, request, 200, &mut out);
         }

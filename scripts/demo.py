@@ -3,8 +3,8 @@
 Starts two mock LLM providers (the `llm` and `llm_b` clusters) and Envoy with the shipped config
 (only ports and the .wasm path substituted), then plays a bad day: normal traffic; the flagship
 overloads and traffic falls back; provider A's account runs out of quota (a gzipped
-`insufficient_quota`), every model of that account cools down at once and traffic moves to
-provider B; a short rate limit is waited out; a call that may act is not retried; the quota
+`insufficient_quota`), every model of that account cools down at once and the same request is
+served by provider B (with B's key, never A's nor the client's); a short rate limit is waited out; a call that may act is not retried; the quota
 resets and traffic switches back. It ends with a table read from the filter's own counters, checked against what the mock
 providers recorded.
 """
@@ -39,6 +39,8 @@ def ask(envoy: Envoy, n: int, model: str, path: str = "/v1/chat/completions", bo
     served = r.headers.get("x-llm-model", "-")
     color = GREEN if r.status_code == 200 and served == model else YELLOW if r.status_code == 200 else RED
     why = []
+    if r.headers.get("x-llm-provider"):
+        why.append(f"provider {r.headers['x-llm-provider']}")
     if r.headers.get("x-llm-fallback-from"):
         why.append(f"fallback from {r.headers['x-llm-fallback-from']}: {r.headers.get('x-llm-fallback-reason')}")
     if r.headers.get("x-llm-error-class"):
@@ -80,7 +82,7 @@ def main() -> int:
         print(f"   {DIM}(after the circuit opened, no attempt is wasted on gpt-4o){RESET}")
 
         say("3. gpt-4o's cooldown ends (~10 s); one probe finds provider A's account out of quota (gzipped, resets in 15 s):\n"
-            "   every model of account A cools down at once, the answer sends SDKs to provider B, and B serves")
+            "   every model of account A cools down at once, and the same request is served by provider B")
         mock.script(None, account="*", default={"preset": "openai_insufficient_quota", "compress": "gzip",
                                                 "headers": {"retry-after": "15"}})
         wait_for(lambda: envoy.status()["models"]["gpt-4o"]["state"] != "cooling_down", 30, "circuit cooldown")
@@ -88,6 +90,9 @@ def main() -> int:
             n += 1
             ask(envoy, n, "gpt-4o")
         quota_at = time.monotonic()
+        switched = mock_b.requests()[0]
+        print(f"   {DIM}provider B saw: model={switched['model']} attempt={switched['headers'].get('x-envoy-attempt-count')} "
+              f"authorization={switched['headers'].get('authorization')} (B's own key, injected by Envoy){RESET}")
         accounts = envoy.status()["accounts"]
         print(f"   {DIM}accounts: " + ", ".join(f"{name} {a['state']}" for name, a in accounts.items()) + RESET)
 

@@ -119,6 +119,10 @@ pub enum Counter {
     WaitHints(WaitHintOutcome),
     /// Account-wide quota stops: every model of the account cooled down at once.
     AccountQuotaStops(AccountSlot),
+    /// Attempts that reached another cluster than the one the filter named for them (the
+    /// route's matcher does not list it, or the route does not pick clusters again on retry):
+    /// asked a model of the cluster they reached instead. By the model planned.
+    Misrouted(ModelSlot),
 }
 
 /// What was done with an upstream's stated wait.
@@ -243,6 +247,7 @@ impl CounterSet {
             "client_cancels",
             "answers_cut",
             "chain_unavailable",
+            "misrouted",
         ] {
             for model in &labels {
                 names.push(format!("{PREFIX}.{family};model={model}"));
@@ -283,9 +288,12 @@ impl CounterSet {
             let (Some(from), Some(to)) = (models.get(*from), models.get(*to)) else {
                 continue;
             };
+            let account = config
+                .model(from)
+                .map_or(OTHER_MODEL, |m| config.account_of(m));
             for class in switch_classes() {
                 names.push(format!(
-                    "{PREFIX}.fallbacks;model={from};to={to};class={}",
+                    "{PREFIX}.fallbacks;model={from};to={to};class={};account={account}",
                     class.as_str()
                 ));
             }
@@ -367,7 +375,7 @@ impl CounterSet {
         let base_cooldowns = base_skipped + BodySkip::ALL.len();
         let base_probes = base_cooldowns + per_model_class;
         let base_accounts =
-            base_cooldowns + per_model_class + 9 * slots + WaitHintOutcome::ALL.len();
+            base_cooldowns + per_model_class + 10 * slots + WaitHintOutcome::ALL.len();
         let base_fallbacks = base_accounts + self.accounts.len();
         Some(CounterId(match counter {
             Counter::Requests(m) => m.0,
@@ -393,7 +401,8 @@ impl CounterSet {
             Counter::ClientCancels(m) => base_probes + 6 * slots + m.0,
             Counter::AnswersCut(m) => base_probes + 7 * slots + m.0,
             Counter::ChainUnavailable(m) => base_probes + 8 * slots + m.0,
-            Counter::WaitHints(o) => base_probes + 9 * slots + o as usize,
+            Counter::Misrouted(m) => base_probes + 9 * slots + m.0,
+            Counter::WaitHints(o) => base_probes + 10 * slots + o as usize,
             Counter::AccountQuotaStops(a) => base_accounts + a.0,
         }))
     }
@@ -553,7 +562,7 @@ mod tests {
                 to: mini,
                 class: ErrorClass::QuotaExhausted
             }),
-            "llm_fallback.fallbacks;model=gpt-4.1;to=mini;class=quota_exhausted"
+            "llm_fallback.fallbacks;model=gpt-4.1;to=mini;class=quota_exhausted;account=llm"
         );
         assert_eq!(
             name(Counter::SwitchBacks(gpt)),
@@ -627,6 +636,7 @@ mod tests {
             ids.extend(s.id(Counter::ClientCancels(m)).map(|i| i.0));
             ids.extend(s.id(Counter::AnswersCut(m)).map(|i| i.0));
             ids.extend(s.id(Counter::ChainUnavailable(m)).map(|i| i.0));
+            ids.extend(s.id(Counter::Misrouted(m)).map(|i| i.0));
         }
         for outcome in WaitHintOutcome::ALL {
             ids.extend(s.id(Counter::WaitHints(outcome)).map(|i| i.0));

@@ -86,6 +86,34 @@ pub struct ModelConfig {
     /// Drained: treated as unavailable, so traffic falls back (to rehearse a bad day).
     #[serde(default)]
     pub drain: bool,
+    /// The request format its endpoint speaks. The filter rewrites `model` only, never the
+    /// format: `llm-fallback check` warns when a chain mixes families.
+    #[serde(default)]
+    pub api: ApiFamily,
+}
+
+/// The request format a model's endpoint speaks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApiFamily {
+    /// OpenAI chat completions / Responses, and every OpenAI-compatible endpoint (Groq,
+    /// Together, Gemini's and Anthropic's OpenAI-compatible endpoints, vLLM, ...).
+    #[default]
+    Openai,
+    /// Anthropic's native Messages API.
+    Anthropic,
+    /// Google's native `generateContent` API.
+    Gemini,
+}
+
+impl ApiFamily {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Openai => "openai",
+            Self::Anthropic => "anthropic",
+            Self::Gemini => "gemini",
+        }
+    }
 }
 
 fn yes() -> bool {
@@ -181,6 +209,78 @@ pub struct FallbackConfig {
     /// How long a 200 event stream's headers may be held while its first event is awaited.
     #[serde(default)]
     pub stream_start: StreamStartConfig,
+    /// How a request moves between provider clusters, and whose credentials reach them.
+    #[serde(default)]
+    pub providers: ProvidersConfig,
+}
+
+/// When a fallback on another cluster (another provider) is asked.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderSwitch {
+    /// Inside the same request: the upstream filter names each retry's cluster in filter state,
+    /// read by the route's matcher cluster specifier with `refresh_cluster_on_retry` (Envoy
+    /// >= 1.39).
+    InRequest,
+    /// From the client's next request: the failing answer says `x-should-retry: true` and
+    /// `x-llm-fallback-next`, and retries stay on the routed cluster. What a `cluster_header`
+    /// route (any Envoy) supports; the default, since it is right whatever the route.
+    #[default]
+    NextRequest,
+}
+
+/// Provider clusters and their credentials.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProvidersConfig {
+    #[serde(default)]
+    pub switch: ProviderSwitch,
+    /// The filter-state key (without Envoy's `wasm.` prefix) naming the next attempt's cluster.
+    #[serde(default = "default_filter_state_key")]
+    pub filter_state_key: String,
+    /// Credential headers of every provider. In `in_request` mode the client's are removed
+    /// before routing (unless `forward_client_credentials`), and every one of them is removed
+    /// before an attempt on another cluster than the last (header changes carry over between
+    /// attempts: provider A's key must never reach provider B); each provider cluster injects
+    /// its own (Envoy's `credential_injector`).
+    #[serde(default = "default_credential_headers")]
+    pub credential_headers: Vec<String>,
+    /// Forward the client's own credential headers to the provider. Default: only in
+    /// `next_request` mode, where the clusters may expect the client's key.
+    #[serde(default)]
+    pub forward_client_credentials: Option<bool>,
+}
+
+impl ProvidersConfig {
+    pub fn in_request(&self) -> bool {
+        self.switch == ProviderSwitch::InRequest
+    }
+
+    /// Whether the client's credential headers go upstream as they came.
+    pub fn forwards_client_credentials(&self) -> bool {
+        self.forward_client_credentials
+            .unwrap_or(self.switch == ProviderSwitch::NextRequest)
+    }
+}
+
+impl Default for ProvidersConfig {
+    fn default() -> Self {
+        Self {
+            switch: ProviderSwitch::default(),
+            filter_state_key: default_filter_state_key(),
+            credential_headers: default_credential_headers(),
+            forward_client_credentials: None,
+        }
+    }
+}
+
+fn default_filter_state_key() -> String {
+    "llm_fallback_cluster".into()
+}
+fn default_credential_headers() -> Vec<String> {
+    ["authorization", "x-api-key", "api-key", "x-goog-api-key"]
+        .map(String::from)
+        .to_vec()
 }
 
 /// Holding a 200 event stream's start, so that an error in its first event can still fall back.
@@ -302,6 +402,7 @@ impl Default for FallbackConfig {
             max_tokens: MaxTokensPolicy::Clamp,
             max_stated_wait_ms: default_max_stated_wait_ms(),
             stream_start: StreamStartConfig::default(),
+            providers: ProvidersConfig::default(),
         }
     }
 }
@@ -503,7 +604,14 @@ impl Config {
             ("fallback.task_header", &f.task_header),
             ("fallback.priority_header", &f.priority_header),
             ("fallback.cluster_header", &f.cluster_header),
-        ] {
+        ]
+        .into_iter()
+        .chain(
+            f.providers
+                .credential_headers
+                .iter()
+                .map(|h| ("fallback.providers.credential_headers", h)),
+        ) {
             let ok = !header.is_empty()
                 && header
                     .chars()
@@ -514,6 +622,17 @@ impl Config {
                     format!("`{header}` must be a lowercase header name"),
                 ));
             }
+        }
+        let key = &f.providers.filter_state_key;
+        if key.is_empty()
+            || !key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        {
+            return Err(ConfigError::new(
+                "fallback.providers.filter_state_key",
+                format!("`{key}` must be letters, digits, `_`, `-` or `.`"),
+            ));
         }
         let safety = &self.retry_safety;
         if safety.duplicates.slots == 0 || safety.duplicates.slots > 1 << 20 {
@@ -606,6 +725,11 @@ impl Config {
     /// The configured model of that name.
     pub fn model(&self, name: &str) -> Option<&ModelConfig> {
         self.models.iter().find(|m| m.name == name)
+    }
+
+    /// The cluster that serves `model`.
+    pub fn cluster_of<'a>(&'a self, model: &'a ModelConfig) -> &'a str {
+        model.cluster_or(&self.fallback.default_cluster)
     }
 
     /// The account `model` is billed to.

@@ -28,13 +28,48 @@ pub struct Plan {
     /// model, another upstream name, a compressed body sent plain. When false the attempt is
     /// already recorded and the body streams through unread.
     pub needs_body: bool,
+    /// The attempt goes to another cluster than the last one: every provider credential header
+    /// goes (request-header changes carry over between attempts; this cluster's
+    /// `credential_injector` adds its own after this filter).
+    pub strip_credentials: bool,
 }
 
 /// An attempt's request headers: the model it asks, and whether its body must be held.
-pub fn plan(cx: &Cx<'_>, request: &mut Request) -> Plan {
+/// `landed` tells which cluster the attempt actually reached (`xds.cluster_name`); it is asked
+/// only when the attempt was meant to reach another cluster than the last one.
+pub fn plan(
+    cx: &Cx<'_>,
+    request: &mut Request,
+    landed: &dyn Fn() -> Option<String>,
+    out: &mut Effects,
+) -> Plan {
+    let config = cx.config;
+    let providers = &config.fallback.providers;
+    let mut strip_credentials = false;
+    if providers.in_request() && !request.tried.is_empty() {
+        let planned = config
+            .model(&request.next)
+            .map_or(request.cluster.as_str(), |m| config.cluster_of(m))
+            .to_owned();
+        if planned != request.cluster {
+            let cluster = match landed() {
+                Some(actual) if actual != planned => {
+                    misrouted(cx, request, &planned, &actual, out);
+                    actual
+                }
+                _ => planned,
+            };
+            strip_credentials =
+                cluster != request.cluster && !providers.forwards_client_credentials();
+            request.cluster = cluster;
+        }
+    }
+    // A retry Envoy makes before (or without) this attempt's judgement, after a reset or a
+    // connect failure, goes where the route says: to this attempt's cluster.
+    let here = request.cluster.clone();
+    name_cluster(config, request, &here, out);
     let target = request.next.clone();
-    let upstream = cx
-        .config
+    let upstream = config
         .model(&target)
         .map_or(target.as_str(), ModelConfig::upstream);
     let needs_body = target != request.requested
@@ -43,7 +78,49 @@ pub fn plan(cx: &Cx<'_>, request: &mut Request) -> Plan {
     if !needs_body {
         request.start_attempt();
     }
-    Plan { target, needs_body }
+    Plan {
+        target,
+        needs_body,
+        strip_credentials,
+    }
+}
+
+/// The attempt reached `actual` instead of the `planned` cluster (its name is missing from the
+/// route's matcher maps, or the route does not pick clusters again on retry): it asks the
+/// first model of the chain served there that can take it, so that no model is sent to a
+/// provider that does not serve it.
+fn misrouted(cx: &Cx<'_>, request: &mut Request, planned: &str, actual: &str, out: &mut Effects) {
+    let config = cx.config;
+    let chain = plan::chain(config, &request.requested, request.task.as_deref());
+    let requested = chain.first().copied();
+    let usable = |m: &&ModelConfig| {
+        config.cluster_of(m) == actual
+            && requested.is_none_or(|r| {
+                plan::fits(config, m, r, request.priority, request.features.as_ref()).is_ok()
+            })
+    };
+    let on_actual: Vec<&ModelConfig> = chain.iter().copied().filter(usable).collect();
+    let choice = on_actual
+        .iter()
+        .find(|m| {
+            !matches!(
+                cx.admission(&cx.health.read(&m.name)),
+                Admission::Cooling { .. }
+            )
+        })
+        .or(on_actual.first());
+    let slot = cx.counters.slot(Some(&request.next));
+    log::warn!(
+        "attempt {}: meant for cluster {planned} ({}) but reached {actual} (is {planned} in the \
+         route's matcher maps, and refresh_cluster_on_retry set?); asking {} instead",
+        request.tried.len() + 1,
+        request.next,
+        choice.map_or(request.next.as_str(), |m| m.name.as_str())
+    );
+    out.count(Counter::Misrouted(slot));
+    if let Some(model) = choice {
+        request.next = model.name.clone();
+    }
 }
 
 /// The body an attempt sends, when it differs from what the router replays.
@@ -339,6 +416,36 @@ pub enum After {
     Elsewhere(String),
 }
 
+/// Names `cluster` for the router's next attempt, unless the route finds it anyway: it is
+/// named already, or nothing is named yet and it is the default cluster (where the route's
+/// matcher falls through once the routing header is gone). A route with
+/// `refresh_cluster_on_retry` reads the value before each retry; a `cluster_header` route
+/// ignores it.
+fn name_cluster(
+    config: &crate::config::Config,
+    request: &mut Request,
+    cluster: &str,
+    out: &mut Effects,
+) {
+    let found = match request.named_cluster.as_deref() {
+        Some(named) => named == cluster,
+        None => cluster == config.fallback.default_cluster,
+    };
+    if !found {
+        out.route_next(cluster);
+        request.named_cluster = Some(cluster.to_owned());
+    }
+}
+
+/// Names the cluster of `request.next` (the model the router's retry asks).
+fn name_next_cluster(config: &crate::config::Config, request: &mut Request, out: &mut Effects) {
+    let cluster = config
+        .model(&request.next)
+        .map_or(request.cluster.as_str(), |m| config.cluster_of(m))
+        .to_owned();
+    name_cluster(config, request, &cluster, out);
+}
+
 /// After a failed answer from `model` (the attempt's model): updates its health and decides
 /// the next attempt; header effects only when `seen` is an answer.
 #[allow(clippy::too_many_arguments)]
@@ -378,11 +485,13 @@ pub fn after_failure(
         request.features = request.body.as_deref().map(Features::of_body);
     }
     let all = plan::chain(config, &request.requested, request.task.as_deref());
-    // Attempts stay on the cluster the request was routed to.
+    let in_request = config.fallback.providers.in_request();
+    // In `next_request` mode attempts stay on the cluster the request was routed to; in
+    // `in_request` mode the whole chain is open, whatever cluster serves each model.
     let here: Vec<&ModelConfig> = all
         .iter()
         .copied()
-        .filter(|m| m.cluster_or(&config.fallback.default_cluster) == request.cluster)
+        .filter(|m| in_request || config.cluster_of(m) == request.cluster)
         .collect();
     let admission = |m: &ModelConfig| cx.admission(&cx.health.read(&m.name));
     let decide = |chain: &[&ModelConfig]| {
@@ -403,11 +512,12 @@ pub fn after_failure(
     // the routed cluster); the client's next request will be routed to it. Only when this model
     // is now cooling down: otherwise that request would come back here.
     let elsewhere = match next {
-        Next::Stop if matches!(admission(current), Admission::Cooling { .. }) => match decide(&all)
-        {
-            Next::Switch(to) => Some(to),
-            _ => None,
-        },
+        Next::Stop if !in_request && matches!(admission(current), Admission::Cooling { .. }) => {
+            match decide(&all) {
+                Next::Switch(to) => Some(to),
+                _ => None,
+            }
+        }
         _ => None,
     };
     match &next {
@@ -423,6 +533,9 @@ pub fn after_failure(
                     .or_else(|| opened.map(|until| until.saturating_sub(now)));
             }
         }
+    }
+    if next != Next::Stop {
+        name_next_cluster(config, request, out);
     }
     let attempt = request.tried.len();
     if seen == Seen::Nothing {

@@ -21,6 +21,9 @@ pub enum Effect {
     },
     /// Adds to a counter (folded into the Envoy stats by the shell's timer).
     Count(Counter, u64),
+    /// Names the cluster the router's next attempt goes to (filter state read by the route's
+    /// matcher cluster specifier; `fallback.providers.switch: in_request`).
+    RouteNext(String),
 }
 
 /// The effects of one flow step, in order.
@@ -45,6 +48,10 @@ impl Effects {
         if delta > 0 {
             self.0.push(Effect::Count(counter, delta));
         }
+    }
+
+    pub fn route_next(&mut self, cluster: impl Into<String>) {
+        self.0.push(Effect::RouteNext(cluster.into()));
     }
 
     pub fn reply(&mut self, status: u16, headers: ReplyHeaders, body: String) {
@@ -104,6 +111,14 @@ impl Effects {
                 _ => 0,
             })
             .sum()
+    }
+
+    /// The cluster the next attempt was sent to last, if any.
+    pub fn routed_next(&self) -> Option<&str> {
+        self.0.iter().rev().find_map(|e| match e {
+            Effect::RouteNext(cluster) => Some(cluster.as_str()),
+            _ => None,
+        })
     }
 
     /// The local reply, if the flow answered itself.

@@ -57,8 +57,12 @@ pub struct Request {
     pub requested: String,
     pub task: Option<String>,
     pub priority: Priority,
-    /// The cluster the client filter routed to (switches stay within it).
+    /// The cluster of the latest attempt (at first, the one the client filter routed to).
     pub cluster: String,
+    /// The cluster last named for the router's next attempt (filter state), if any. Every
+    /// retry's cluster is named: the routing header is gone after the first attempt (no
+    /// provider sees it), so a route that picks the cluster again on retry reads only this.
+    pub named_cluster: Option<String>,
     /// The model the next attempt must ask.
     pub next: String,
     /// Models asked so far, in order.
@@ -93,6 +97,7 @@ impl Request {
             task: None,
             priority: Priority::Normal,
             cluster: cluster.to_owned(),
+            named_cluster: None,
             next: first.to_owned(),
             tried: Vec::new(),
             served: None,

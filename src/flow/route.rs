@@ -252,6 +252,9 @@ pub fn explain(cx: &Cx<'_>, request: &Request, status: u16, out: &mut Effects) {
     }
     out.set_header("x-llm-model", model);
     out.set_header("x-llm-attempts", attempts.to_string());
+    if let Some(served) = cx.config.model(model) {
+        out.set_header("x-llm-provider", cx.config.cluster_of(served));
+    }
     if model != request.requested {
         out.set_header("x-llm-fallback-from", request.requested.as_str());
         // Switched inside this request: the class that caused it; skipped from the start: the

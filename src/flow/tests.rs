@@ -102,10 +102,15 @@ impl Bed {
         (verdict, out)
     }
 
+    /// An attempt's plan, on a route that sends each attempt where the filter named.
+    fn plan(&self, request: &mut Request) -> attempt::Plan {
+        attempt::plan(&self.cx(), request, &|| None, &mut Effects::default())
+    }
+
     /// One attempt of `request` that got `status` / `body`: the plan, the judgement and what
     /// follows, as the upstream filter runs them.
     fn attempt(&self, request: &mut Request, status: u16, body: &str) -> (After, Effects) {
-        let plan = attempt::plan(&self.cx(), request);
+        let plan = self.plan(request);
         if plan.needs_body {
             attempt::rewrite(&self.cx(), request, &chat(&request.requested, None), false);
         }
@@ -261,7 +266,7 @@ fn a_batch_request_never_falls_back_it_is_refused_with_a_retry_after() {
 fn the_first_attempt_of_a_healthy_request_reads_no_body() {
     let bed = Bed::new(json!({}));
     let mut request = bed.routed("gpt-4o", Safety::Safe);
-    let plan = attempt::plan(&bed.cx(), &mut request);
+    let plan = bed.plan(&mut request);
     assert_eq!(plan.target, "gpt-4o");
     assert!(!plan.needs_body);
     assert_eq!(request.tried, ["gpt-4o"], "recorded at its headers");
@@ -272,7 +277,7 @@ fn a_fallback_attempt_rewrites_the_model_to_its_upstream_name() {
     let bed = Bed::new(json!({}));
     let mut request = bed.routed("gpt-4o", Safety::Safe);
     request.next = "claude".into();
-    let plan = attempt::plan(&bed.cx(), &mut request);
+    let plan = bed.plan(&mut request);
     assert!(plan.needs_body && request.tried.is_empty());
     let rewrite = attempt::rewrite(&bed.cx(), &mut request, &chat("gpt-4o", None), false).unwrap();
     assert_eq!(rewrite.target, "claude");
@@ -365,7 +370,7 @@ fn quota_exhausted_switches_within_the_cluster_and_cools_the_model() {
     };
     assert_eq!(out.counted(fell), 1);
     // The second attempt succeeds: the final answer says so.
-    let plan = attempt::plan(&bed.cx(), &mut request);
+    let plan = bed.plan(&mut request);
     attempt::rewrite(&bed.cx(), &mut request, &chat("gpt-4o", None), false);
     let mut out = Effects::default();
     attempt::succeeded(&bed.cx(), Some(&mut request), "r1", &plan.target, &mut out);
@@ -405,7 +410,7 @@ fn an_unsafe_request_is_resent_only_after_a_proven_rejection() {
     assert!(request.safety.proven_rejection());
     assert_eq!(out.header("x-llm-retry-blocked"), None);
     // The next attempt starts: the earlier proof says nothing about it.
-    attempt::plan(&bed.cx(), &mut request);
+    bed.plan(&mut request);
     assert!(!request.safety.proven_rejection());
     // A 500: it may have acted. Not re-sent, and the client is told not to either.
     let mut request = bed.routed("gpt-4o", UNSAFE);
@@ -457,7 +462,7 @@ fn the_final_answer_to_an_unsafe_request_blocks_client_retries_unless_proven() {
 fn an_attempt_without_an_answer_writes_no_header_but_still_plans_the_retry() {
     let bed = Bed::new(json!({}));
     let mut request = bed.routed("gpt-4o", Safety::Safe);
-    attempt::plan(&bed.cx(), &mut request);
+    bed.plan(&mut request);
     let verdict = crate::attempt::Ending::NoAnswer.verdict().unwrap();
     let mut out = Effects::default();
     let after = attempt::after_failure(
@@ -629,7 +634,7 @@ fn a_healthy_request_never_reads_the_clock() {
     let Start::Route { mut request, .. } = route::start(&cx, "r1", ask, &mut out) else {
         panic!()
     };
-    let plan = attempt::plan(&cx, &mut request);
+    let plan = attempt::plan(&cx, &mut request, &|| None, &mut out);
     attempt::succeeded(&cx, Some(&mut request), "r1", &plan.target, &mut out);
     route::explain(&cx, &request, 200, &mut out);
     assert_eq!(clock.1.get(), 0);

@@ -49,6 +49,12 @@ pub fn apply(plugin: &Plugin, map: MapType, effects: Effects) -> bool {
             Effect::SetHeader(name, value) => host::set_header(map, name, &value),
             Effect::RemoveHeader(name) => host::remove_header(map, &name),
             Effect::Count(counter, delta) => plugin.metrics.add(counter, delta),
+            Effect::RouteNext(cluster) => {
+                let key = &plugin.config.fallback.providers.filter_state_key;
+                if !host::set_property(key, cluster.as_bytes()) {
+                    log::warn!("could not name cluster {cluster} for the next attempt");
+                }
+            }
             Effect::LocalReply {
                 status,
                 headers,

@@ -255,6 +255,10 @@ impl HttpContext for ClientContext {
             return self.observe_only(end_of_stream);
         }
         self.request = RequestHeaders::read(&self.plugin.config);
+        // Each provider cluster brings its own key: the client's never goes upstream.
+        for name in std::mem::take(&mut self.request.credentials_to_remove) {
+            host::remove_header(MapType::HttpRequestHeaders, &name);
+        }
         identity::apply_trust(&self.plugin, &mut self.request);
         self.id = identity::mint();
         self.encoding = Encoding::of_header(self.request.content_encoding.as_deref());

@@ -18,6 +18,9 @@ pub struct RequestHeaders {
     pub idempotency_key: Option<Vec<u8>>,
     /// `authorization`, else `x-api-key`: scopes idempotency keys per credential.
     pub credential: Option<Vec<u8>>,
+    /// The provider credential headers present (`fallback.providers.credential_headers`), when
+    /// the client's credentials must not go upstream.
+    pub credentials_to_remove: Vec<String>,
 }
 
 impl RequestHeaders {
@@ -32,7 +35,12 @@ impl RequestHeaders {
         let text = |v: Vec<u8>| String::from_utf8(v).ok();
         let mut out = Self::default();
         let mut api_key = None;
+        let providers = &config.fallback.providers;
+        let strip = !providers.forwards_client_credentials();
         for (name, value) in pairs {
+            if strip && providers.credential_headers.contains(&name) {
+                out.credentials_to_remove.push(name.clone());
+            }
             match name.as_str() {
                 ":method" => out.method = text(value).unwrap_or_default(),
                 ":path" => out.path = text(value).unwrap_or_default(),

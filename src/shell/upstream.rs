@@ -478,10 +478,22 @@ impl HttpContext for UpstreamContext {
         let clock = HostClock::default();
         let plugin = Rc::clone(&self.plugin);
         let cx = plugin.cx(&clock);
-        let planned = self
-            .id
-            .as_deref()
-            .and_then(|id| requests::with(id, |r| (r.body_encoding, attempt::plan(&cx, r))));
+        let landed =
+            || host::property(vec!["xds", "cluster_name"]).and_then(|c| String::from_utf8(c).ok());
+        let mut out = Effects::default();
+        let planned = self.id.as_deref().and_then(|id| {
+            requests::with(id, |r| {
+                (r.body_encoding, attempt::plan(&cx, r, &landed, &mut out))
+            })
+        });
+        apply(&plugin, headers, out);
+        if planned.as_ref().is_some_and(|(_, p)| p.strip_credentials) {
+            // Another provider than the last attempt's: its key goes (this cluster's
+            // credential injector, after this filter, adds this provider's own).
+            for name in &config.fallback.providers.credential_headers {
+                host::remove_header(headers, name);
+            }
+        }
         self.encoding = match &planned {
             Some((encoding, _)) => *encoding,
             None => Encoding::of_header(host::header(headers, "content-encoding").as_deref()),

@@ -97,6 +97,7 @@ def render_config(text: str, *, listener: int, admin: int, upstreams: dict[int, 
         out = out.replace(f"port_value: {shipped}}}", f"port_value: {actual}}}")
     if "port_value: 8080}" in text and all(f"port_value: {p}}}" not in out for p in upstreams.values()):
         raise ValueError("no upstream port was substituted: the config changed shape")
+    out = out.replace("filename: envoy/keys/", f"filename: {ROOT}/envoy/keys/")
     return out.replace("filename: target/wasm32-wasip1/release/llm_fallback.wasm", f"filename: {wasm}")
 
 
@@ -236,4 +237,38 @@ def with_plugin_setting(line: str) -> Callable[[str], str]:
             return text[:existing.start()] + f"                    {line}" + text[existing.end():]
         return text.replace(anchor, f"                    {line}\n{anchor}", 1)
 
+    return edit
+
+
+def next_request_mode(text: str) -> str:
+    """An `edit` giving the shipped config the shape any Envoy supports (and what Envoy < 1.39
+    needs): a `cluster_header` route, retries that stay on the routed cluster, a fallback on
+    another provider served from the client's next request (`providers.switch: next_request`)."""
+    start = text.index("                  inline_cluster_specifier_plugin:\n")
+    end = text.index("                  # Each attempt gets its provider's hostname")
+    out = text[:start] + "                  cluster_header: x-llm-cluster\n" + text[end:]
+    if "refresh_cluster_on_retry: true\n" not in out or "providers: {switch: in_request}" not in out:
+        raise ValueError("the shipped config changed shape")
+    out = out.replace("                    refresh_cluster_on_retry: true\n", "", 1)
+    return out.replace("providers: {switch: in_request}", "providers: {switch: next_request}", 1)
+
+
+def drained(*models: str) -> Callable[[str], str]:
+    """An `edit` that drains these models of the shipped configuration (no request goes to them)."""
+    def edit(text: str) -> str:
+        for model in models:
+            needle = f"{{name: {model}, "
+            if needle not in text:
+                raise ValueError(f"{model} is not in the shipped configuration")
+            text = text.replace(needle, f"{{name: {model}, drain: true, ", 1)
+        return text
+    return edit
+
+
+def both(*edits: Callable[[str], str]) -> Callable[[str], str]:
+    """Several `edit`s, in order."""
+    def edit(text: str) -> str:
+        for e in edits:
+            text = e(text)
+        return text
     return edit

@@ -350,6 +350,13 @@ def test_envoy_runs_the_shipped_config_unchanged(services, compose_envoy, mock):
     # The wasm the shipped config names (relative to Envoy's working directory) is in the image,
     # copied from the build stage's cargo output.
     filenames = set(re.findall(r"filename:\s*(\S+?)[\s}]", path.read_text()))
+    # Provider keys are mounted, as an operator mounts them (never baked into the image).
+    keys = {f for f in filenames if f.startswith("envoy/keys/")}
+    for key in keys:
+        mounted = host_path(services["envoy"], key, workdir)
+        assert mounted is not None and mounted.is_file(), f"{key} is not mounted into the envoy container"
+        assert not mounted.read_bytes().endswith(b"\n"), f"{mounted} ends with a newline: it would be in the header"
+    filenames -= keys
     assert filenames, "no wasm filename in the shipped config"
     df, target = dockerfile_of(services["envoy"])
     for filename in filenames:

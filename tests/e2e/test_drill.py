@@ -18,10 +18,12 @@ def test_the_launch_day_drill_plays_end_to_end():
     assert elapsed < 120
     assert "match what the providers recorded: yes" in out
     # Each act of the drill shows what it claims.
-    assert re.search(r"gpt-4o\s+-> 200 llama-3.1-8b\s+attempts 3\s+fallback from gpt-4o: overloaded", out)
+    assert re.search(r"gpt-4o\s+-> 200 llama-3.1-8b\s+attempts 3\s+provider llm; fallback from gpt-4o: overloaded", out)
     # One attempt on account A; then provider B serves without touching A.
-    assert re.search(r"gpt-4o\s+-> 429 gpt-4o\s+attempts 1\s+error quota_exhausted; x-should-retry: true, next: claude-sonnet-4-5", out), out
-    assert len(re.findall(r"gpt-4o\s+-> 200 claude-sonnet-4-5\s+attempts 1\s+fallback from gpt-4o: quota_exhausted", out)) == 4, out
+    # Provider A's account is out of quota: the same request is served by provider B.
+    assert re.search(r"gpt-4o\s+-> 200 claude-sonnet-4-5\s+attempts 2\s+provider llm_b; fallback from gpt-4o: quota_exhausted", out), out
+    assert "provider B saw: model=claude-sonnet-4-5 attempt=2 authorization=Bearer demo-key-provider-b" in out
+    assert len(re.findall(r"gpt-4o\s+-> 200 claude-sonnet-4-5\s+attempts 1\s+provider llm_b; fallback from gpt-4o: quota_exhausted", out)) == 4, out
     assert "llm quota_exhausted" in out
     assert re.search(r"claude-sonnet-4-5\s+-> 200 claude-sonnet-4-5\s+attempts 2", out)
     assert re.search(r"claude-haiku-4-5\s+-> 500 .*retry blocked: non-idempotent, x-should-retry: false", out)

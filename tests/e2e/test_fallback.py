@@ -12,7 +12,7 @@ import time
 import pytest
 import requests
 
-from harness import Envoy, Mock, chat_body, wait_for, with_plugin_setting
+from harness import Envoy, Mock, both, chat_body, drained, next_request_mode, wait_for, with_plugin_setting
 
 JSON = {"content-type": "application/json"}
 # A per-model quota stop (OpenAI's daily token limit names the model): the model cools down,
@@ -70,7 +70,7 @@ def test_quota_falls_back_at_once_and_the_model_is_not_asked_again(fresh, mock):
         assert r.status_code == 200 and r.headers["x-llm-model"] == "llama-3.1-8b"
         assert r.headers["x-llm-fallback-reason"] == "quota_exhausted"
     assert seen(mock) == [("llama-3.1-8b", "1")] * 20, "no attempt may be wasted on a model out of quota"
-    wait_for(lambda: envoy.metric("llm_fallback_fallbacks", model="gpt-4o", to="llama-3.1-8b", **{"class": "quota_exhausted"}) == 1, 5, "fallback counter")
+    wait_for(lambda: envoy.metric("llm_fallback_fallbacks", model="gpt-4o", to="llama-3.1-8b", account="llm", **{"class": "quota_exhausted"}) == 1, 5, "fallback counter")
     wait_for(lambda: envoy.metric("llm_fallback_skipped_cooling", model="gpt-4o") == 20, 5, "skipped counter")
 
 
@@ -160,6 +160,14 @@ def test_critical_requests_are_never_downgraded(fresh, mock):
     envoy = fresh(edit=with_plugin_setting("trust: {priority: any}"))
     mock.script("gpt-4o", default={"status": 429, "body": QUOTA})
     r = ask(envoy, "gpt-4o", {"x-llm-priority": "critical"})
+    # Not llama-3.1-8b (light) nor gpt-4o-mini (general): the flagship of the other provider.
+    assert r.status_code == 200 and r.headers["x-llm-model"] == "claude-sonnet-4-5"
+    assert seen(mock) == [("gpt-4o", "1"), ("claude-sonnet-4-5", "2")]
+    # With no other flagship, the critical request fails rather than being downgraded.
+    mock.reset()
+    envoy = fresh(edit=both(with_plugin_setting("trust: {priority: any}"), drained("claude-sonnet-4-5")))
+    mock.script("gpt-4o", default={"status": 429, "body": QUOTA})
+    r = ask(envoy, "gpt-4o", {"x-llm-priority": "critical"})
     assert r.status_code == 429
     assert r.headers["x-llm-error-class"] == "quota_exhausted"
     assert r.headers["x-llm-model"] == "gpt-4o"
@@ -214,12 +222,14 @@ def test_a_fallback_on_another_cluster_reaches_the_second_provider(fresh, mock, 
         second.stop()
 
 
-def test_when_the_only_fallback_is_on_another_cluster_the_next_request_goes_there(fresh, mock, workdir):
+def test_next_request_mode_sends_the_clients_retry_to_the_other_cluster(fresh, mock, workdir):
+    """Next-request mode (a `cluster_header` route, any Envoy): retries stay on the routed
+    cluster, and the failing answer tells the SDK where its retry will be routed."""
     second = Mock(workdir)
     try:
         drain = lambda t: t.replace("{name: llama-3.1-8b, tier: light, cluster: llm,", "{name: llama-3.1-8b, tier: light, cluster: llm, drain: true,").replace(
             "{name: gpt-4o-mini, tier: general, cluster: llm,", "{name: gpt-4o-mini, tier: general, cluster: llm, drain: true,")
-        envoy = fresh(edit=drain, second=second.port)
+        envoy = fresh(edit=both(next_request_mode, drain), second=second.port)
         mock.script("gpt-4o", default={"status": 429, "body": QUOTA})
         r = ask(envoy, "gpt-4o")
         assert r.status_code == 429
@@ -264,7 +274,14 @@ def test_context_overflow_only_moves_to_a_larger_window(fresh, mock):
     mock.script("gpt-4o", default={"status": 400, "body": overflow})
     r = ask(envoy, "gpt-4o")
     # llama (8k) and gpt-4o-mini (128k) are not larger, so neither is asked; claude-sonnet-4-5
-    # (200k) is on the other provider. The model is not cooled down: the prompt was the problem.
+    # (200k, the other provider) is. The model is not cooled down: the prompt was the problem.
+    assert r.status_code == 200 and r.headers["x-llm-model"] == "claude-sonnet-4-5"
+    assert r.headers["x-llm-fallback-reason"] == "context_overflow"
+    assert seen(mock) == [("gpt-4o", "1"), ("claude-sonnet-4-5", "2")]
+    mock.reset()
+    envoy = fresh(edit=drained("claude-sonnet-4-5"))
+    mock.script("gpt-4o", default={"status": 400, "body": overflow})
+    r = ask(envoy, "gpt-4o")
     assert r.status_code == 400 and r.headers["x-llm-error-class"] == "context_overflow"
     assert r.headers["x-should-retry"] == "false" and "x-llm-fallback-next" not in r.headers
     assert seen(mock) == [("gpt-4o", "1")]

@@ -18,7 +18,7 @@ import openai
 import pytest
 import requests
 
-from harness import chat_body, free_port, wait_for
+from harness import chat_body, drained, free_port, wait_for
 
 JSON = {"content-type": "application/json"}
 
@@ -51,8 +51,8 @@ def health(envoy, model: str) -> dict:
 def test_gzipped_account_quota_costs_one_attempt_and_the_sdk_lands_on_another_account(fresh, mock, mock_b, compress):
     """The openai SDK at its defaults (accept-encoding: gzip, 2 retries) meets an account-wide
     `insufficient_quota` from provider A. Exactly one attempt is spent on account A; every model
-    of A cools down at once; the answer tells the SDK to retry, and its retry is routed straight
-    to provider B."""
+    of A cools down at once, and the same request is served by provider B (in-request switch;
+    next-request mode is in test_providers.py)."""
     envoy = fresh()
     step = {"preset": "openai_insufficient_quota", **({"compress": compress} if compress else {})}
     mock.script(None, account="*", default=step)
@@ -65,6 +65,7 @@ def test_gzipped_account_quota_costs_one_attempt_and_the_sdk_lands_on_another_ac
     assert raw.headers["x-llm-model"] == "claude-sonnet-4-5"
     assert raw.headers["x-llm-fallback-from"] == "gpt-4o"
     assert raw.headers["x-llm-fallback-reason"] == "quota_exhausted"
+    assert raw.headers["x-llm-attempts"] == "2" and raw.headers["x-llm-provider"] == "llm_b"
     attempts_a = mock.requests()
     assert [r["model"] for r in attempts_a] == ["gpt-4o"], "one attempt on the account, no more"
     assert attempts_a[0]["headers"]["accept-encoding"] == "identity"
@@ -244,10 +245,11 @@ def test_a_chain_out_of_quota_is_answered_without_calling_anyone(fresh, mock, mo
     envoy = fresh()
     mock.script(None, account="*", default={"preset": "openai_insufficient_quota"})
     mock_b.script(None, account="*", default={"preset": "anthropic_credit_balance"})
+    # Both accounts answer their quota stop inside one request: one attempt each.
     first = ask(envoy, "gpt-4o")
-    assert first.status_code == 429 and first.headers["x-should-retry"] == "true"
-    second = ask(envoy, "gpt-4o")
-    assert second.headers["x-llm-model"] == "claude-sonnet-4-5"
+    assert first.status_code == 400 and first.headers["x-llm-error-class"] == "quota_exhausted"
+    assert first.headers["x-should-retry"] == "false" and first.headers["x-llm-provider"] == "llm_b"
+    assert models_seen(mock) == ["gpt-4o"] and models_seen(mock_b) == ["claude-sonnet-4-5"]
     before_a, before_b = len(mock.requests()), len(mock_b.requests())
 
     third = ask(envoy, "gpt-4o")
@@ -287,14 +289,15 @@ def test_stated_waits_are_capped_and_nonsense_is_ignored(fresh, mock, mock_b):
 
 
 def test_a_long_error_body_and_a_cut_one_keep_their_code(fresh, mock, mock_b):
-    envoy = fresh()
+    # No fallback for the account's quota stop: the client gets the upstream's answer.
+    envoy = fresh(edit=drained("claude-sonnet-4-5"))
     long_body = '{"error":{"code":"insufficient_quota","message":"You exceeded your current quota","param":"' + "x" * (1 << 20) + '"}}'
     mock.script("gpt-4o", steps=[{"status": 429, "body": long_body}])
     r = ask(envoy, "gpt-4o")
     assert r.headers["x-llm-error-class"] == "quota_exhausted", r.headers
     assert len(r.content) == len(long_body), "the body reaches the client whole"
 
-    envoy2 = fresh()
+    envoy2 = fresh(edit=drained("claude-sonnet-4-5"))
     mock.reset()
     mock.script("gpt-4o", steps=[{"status": 429, "body": '{"error":{"type":"insufficient_quota","code":"insufficient_quota","message":"You excee'}])
     r = ask(envoy2, "gpt-4o")
