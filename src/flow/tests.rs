@@ -653,3 +653,168 @@ fn a_safe_request_also_retries_resets_an_unsafe_one_loses_the_clients_retry_head
     }
     assert_eq!(out.counted(Counter::UnsafeRequests(slot)), 1);
 }
+
+// ---- another provider inside the same request (`providers.switch: in_request`) -------------
+
+/// gpt-4o (cluster a, the default) falls back to claude (cluster b), inside the request.
+fn in_request() -> Bed {
+    Bed::new(json!({"fallback": {
+        "default_cluster": "a",
+        "chains": {"gpt-4o": ["claude"], "claude": ["gpt-4o-mini"]},
+        "failure_threshold": 2,
+        "providers": {"switch": "in_request"}
+    }}))
+}
+
+fn plan_landing(bed: &Bed, request: &mut Request, landed: &str) -> (attempt::Plan, Effects) {
+    let mut out = Effects::default();
+    let landed = landed.to_owned();
+    let plan = attempt::plan(&bed.cx(), request, &|| Some(landed.clone()), &mut out);
+    (plan, out)
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn an_account_quota_stop_names_the_other_providers_cluster_for_the_retry() {
+    let bed = in_request();
+    let mut request = bed.routed("gpt-4o", Safety::Safe);
+    let (after, out) = bed.attempt(&mut request, 429, QUOTA);
+    assert_eq!(after, After::Next(Next::Switch("claude".into())));
+    assert_eq!(
+        out.routed_next(),
+        Some("b"),
+        "the retry goes to claude's cluster"
+    );
+    assert_eq!(out.header(RETRY_MARKER), Some("true"));
+    assert_eq!(
+        out.header("x-llm-fallback-next"),
+        None,
+        "no next-request hint"
+    );
+    let from = bed.slot("gpt-4o");
+    let to = bed.slot("claude");
+    let class = ErrorClass::QuotaExhausted;
+    assert_eq!(out.counted(Counter::Fallbacks { from, to, class }), 1);
+    // The retry reaches b: the last provider's credentials go, and it asks claude.
+    let (plan, out) = plan_landing(&bed, &mut request, "b");
+    assert_eq!(plan.target, "claude");
+    assert!(plan.strip_credentials && plan.needs_body);
+    assert_eq!(request.cluster, "b");
+    assert_eq!(out.routed_next(), None, "b is named already");
+    // It fails too: the chain goes back to cluster a, named again.
+    let (after, out) = bed.attempt(&mut request, 429, QUOTA);
+    assert_eq!(
+        after,
+        After::Next(Next::Stop),
+        "gpt-4o-mini shares gpt-4o's account"
+    );
+    assert_eq!(out.routed_next(), None);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn next_request_mode_keeps_attempts_on_the_routed_cluster_and_names_nothing() {
+    let bed =
+        Bed::new(json!({"fallback": {"default_cluster": "a", "chains": {"gpt-4o": ["claude"]}}}));
+    let mut request = bed.routed("gpt-4o", Safety::Safe);
+    let (after, out) = bed.attempt(&mut request, 429, QUOTA);
+    assert_eq!(after, After::Elsewhere("claude".into()));
+    assert_eq!(out.routed_next(), None);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn a_healthy_request_on_the_default_cluster_names_no_cluster_one_elsewhere_names_its_own() {
+    let bed = in_request();
+    let mut request = bed.routed("gpt-4o", Safety::Safe);
+    let (plan, out) = plan_landing(&bed, &mut request, "a");
+    assert!(!plan.strip_credentials);
+    assert!(out.is_empty(), "no host call beyond the plan: {out:?}");
+    // A request routed to b names b at once: a retry Envoy makes after a reset, before any
+    // judgement, would otherwise fall through to the default cluster.
+    let mut request = bed.routed("claude", Safety::Safe);
+    let (plan, out) = plan_landing(&bed, &mut request, "b");
+    assert!(
+        !plan.strip_credentials,
+        "the first attempt keeps what the client filter left"
+    );
+    assert_eq!(out.routed_next(), Some("b"));
+    // Its retry on the same cluster names nothing more.
+    let overloaded = r#"{"error":{"message":"The server is overloaded","type":"server_error"}}"#;
+    let (after, out) = bed.attempt(&mut request, 503, overloaded);
+    assert_eq!(after, After::Next(Next::Retry));
+    assert_eq!(out.routed_next(), None);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn an_attempt_that_lands_on_another_cluster_asks_a_model_served_there() {
+    let bed = in_request();
+    let mut request = bed.routed("gpt-4o", Safety::Safe);
+    let (_, out) = bed.attempt(&mut request, 429, QUOTA);
+    assert_eq!(out.routed_next(), Some("b"));
+    // The route does not list b: the retry falls through to a.
+    let (plan, out) = plan_landing(&bed, &mut request, "a");
+    assert_eq!(out.counted(Counter::Misrouted(bed.slot("claude"))), 1);
+    assert_eq!(request.cluster, "a");
+    assert!(!plan.strip_credentials, "still the same provider");
+    // Every model of a is out (account quota): the first of them is asked rather than
+    // sending claude to a provider that does not serve it.
+    assert_eq!(plan.target, "gpt-4o");
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn a_switch_decided_without_an_answer_names_the_cluster_and_writes_no_header() {
+    let bed = in_request();
+    let mut request = bed.routed("gpt-4o", Safety::Safe);
+    let verdict = crate::attempt::Ending::ConnectFailure.verdict().unwrap();
+    for expected in [Next::Retry, Next::Switch("claude".into())] {
+        bed.plan(&mut request);
+        let mut out = Effects::default();
+        let after = attempt::after_failure(
+            &bed.cx(),
+            &mut request,
+            "r1",
+            "gpt-4o",
+            0,
+            &verdict,
+            Seen::Nothing,
+            &mut out,
+        );
+        assert_eq!(after, After::Next(expected.clone()));
+        assert!(
+            out.iter()
+                .all(|e| matches!(e, Effect::Count(..) | Effect::RouteNext(_))),
+            "no header outside a header phase: {out:?}"
+        );
+        let named = (expected != Next::Retry).then_some("b");
+        assert_eq!(out.routed_next(), named);
+    }
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn the_final_answer_names_the_provider_that_served() {
+    let bed = in_request();
+    let mut request = bed.routed("gpt-4o", Safety::Safe);
+    let _ = bed.attempt(&mut request, 429, QUOTA);
+    let (plan, _) = plan_landing(&bed, &mut request, "b");
+    let mut out = Effects::default();
+    attempt::rewrite(&bed.cx(), &mut request, &chat("gpt-4o", None), false);
+    attempt::succeeded(&bed.cx(), Some(&mut request), "r1", &plan.target, &mut out);
+    route::explain(&bed.cx(), &request, 200, &mut out);
+    assert_eq!(out.header("x-llm-model"), Some("claude"));
+    assert_eq!(out.header("x-llm-provider"), Some("b"));
+    assert_eq!(out.header("x-llm-attempts"), Some("2"));
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn client_credentials_go_only_where_the_mode_expects_the_clients_key() {
+    let next = Bed::new(json!({})).config.fallback.providers.clone();
+    assert!(next.forwards_client_credentials());
+    let in_req = in_request().config.fallback.providers.clone();
+    assert!(!in_req.forwards_client_credentials());
+    let forced = Bed::new(
+        json!({"fallback": {"providers": {"switch": "in_request", "forward_client_credentials": true}}}),
+    );
+    assert!(forced
+        .config
+        .fallback
+        .providers
+        .forwards_client_credentials());
+}

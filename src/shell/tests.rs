@@ -20,13 +20,17 @@ const OK_JSON: &str =
     r#"{"id":"x","choices":[],"usage":{"prompt_tokens":11,"completion_tokens":7}}"#;
 
 fn root(root_id: &str) -> Root {
+    root_with(root_id, CONFIG)
+}
+
+fn root_with(root_id: &str, config: &str) -> Root {
     fake::with(|f| {
         f.properties
             .insert("plugin_root_id".into(), root_id.as_bytes().to_vec());
-        f.plugin_config = CONFIG.as_bytes().to_vec();
+        f.plugin_config = config.as_bytes().to_vec();
     });
     let mut root = Root::default();
-    assert!(root.on_configure(CONFIG.len()), "configured as {root_id}");
+    assert!(root.on_configure(config.len()), "configured as {root_id}");
     root
 }
 
@@ -397,4 +401,79 @@ fn a_request_whose_client_leaves_before_its_body_ends_is_still_counted() {
     let metrics = &client.plugin.as_ref().unwrap().metrics;
     let none = metrics.set.slot(None);
     assert_eq!(metrics.pending(crate::stats::Counter::Requests(none)), 1);
+}
+
+#[test]
+fn another_provider_inside_the_request_gets_its_cluster_named_and_no_other_key() {
+    let config = r#"{
+      "models": [{"name": "gpt-4o", "cluster": "llm"}, {"name": "claude", "cluster": "llm_b"}],
+      "fallback": {"chains": {"gpt-4o": ["claude"]}, "providers": {"switch": "in_request"}}
+    }"#;
+    let (client, upstream) = (root_with("client", config), root_with("upstream", config));
+    let keys = [
+        ("authorization", "Bearer sk-client"),
+        ("x-api-key", "client-2"),
+    ];
+    fake::swap_stream(client_stream(
+        "/v1/chat/completions",
+        &keys,
+        chat("gpt-4o", 100),
+    ));
+    let mut ctx = client.create_http_context(1).unwrap();
+    ctx.on_http_request_headers(5, false);
+    ctx.on_http_request_body(body_len(), true);
+    let mut request = fake::with(|f| f.stream.clone());
+    for (name, _) in keys {
+        assert_eq!(
+            header(&request.request_headers, name),
+            None,
+            "the client's {name} goes"
+        );
+    }
+    // Attempt 1, on the default cluster: nothing named; provider A's injector adds its key.
+    fake::with(|f| {
+        f.properties
+            .insert("xds.cluster_name".into(), b"llm".to_vec())
+    });
+    let start = mark();
+    let (_, answer) = attempt(&upstream, &request, 429, QUOTA);
+    assert_eq!(
+        fake::with(|f| f.properties.get("llm_fallback_cluster").cloned()).as_deref(),
+        Some(&b"llm_b"[..]),
+        "the retry's cluster is named: {:?}",
+        calls_since(start)
+    );
+    assert_eq!(
+        header(&answer.response_headers, "x-llm-retry").as_deref(),
+        Some("true")
+    );
+    // Attempt 2 reaches llm_b carrying A's injected key (header changes carry over).
+    request.request_headers = answer.request_headers.clone();
+    if let Some(h) = request.request_headers.as_mut() {
+        h.push(("authorization".into(), "Bearer key-of-a".into()));
+    }
+    fake::with(|f| {
+        f.properties
+            .insert("xds.cluster_name".into(), b"llm_b".to_vec())
+    });
+    let (_, answer) = attempt(&upstream, &request, 200, OK_JSON);
+    assert_eq!(
+        header(&answer.request_headers, "authorization"),
+        None,
+        "A's key never reaches B"
+    );
+    assert!(String::from_utf8_lossy(&answer.request_body).contains(r#""model":"claude""#));
+    let done = final_answer(&mut ctx, &answer);
+    assert_eq!(
+        header(&done.response_headers, "x-llm-model").as_deref(),
+        Some("claude")
+    );
+    assert_eq!(
+        header(&done.response_headers, "x-llm-provider").as_deref(),
+        Some("llm_b")
+    );
+    assert_eq!(
+        header(&done.response_headers, "x-llm-attempts").as_deref(),
+        Some("2")
+    );
 }
