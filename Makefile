@@ -53,6 +53,7 @@ bench: build
 	.venv/bin/pip install --quiet --disable-pip-version-check -r bench/requirements.txt
 	$(PY) scripts/bench.py
 	$(PY) bench/cpu.py
+	$(PY) bench/cross_provider.py
 
 # Envoy CPU per request with and without the filter, same route (about 4 minutes): writes
 # bench/results/<date>/cpu.{md,json}.
