@@ -154,6 +154,13 @@ def merged(arms: dict[str, dict]) -> str:
                 hcm = f.get("typed_config", {})
                 if "stat_prefix" in hcm:
                     hcm["stat_prefix"] = f"llm_{arm}"
+        # The route's provider map and default (matcher cluster specifier) name clusters too.
+        for node in dicts(listener):
+            if str(node.get("@type", "")).endswith("ClusterAction") and node.get("cluster") in names:
+                node["cluster"] = names[node["cluster"]]
+            if isinstance(node.get("exact_match_map"), dict):
+                mapping = node["exact_match_map"]
+                mapping["map"] = {names.get(k, k): v for k, v in mapping.get("map", {}).items()}
         for cluster in resources["clusters"]:
             cluster["name"] = names[cluster["name"]]
             cluster["load_assignment"]["cluster_name"] = cluster["name"]
@@ -172,7 +179,12 @@ def merged(arms: dict[str, dict]) -> str:
                 fallback = value.setdefault("fallback", {})
                 fallback["default_cluster"] = names.get(fallback.get("default_cluster", "llm"), "llm")
         listeners.append(listener)
-    out["static_resources"] = {"listeners": listeners, "clusters": clusters}
+    # Provider keys: one set for all arms, by absolute path (Envoy runs elsewhere).
+    secrets = first["static_resources"].get("secrets", [])
+    for node in dicts(secrets):
+        if str(node.get("filename", "")).startswith("envoy/keys/"):
+            node["filename"] = str(ROOT / node["filename"])
+    out["static_resources"] = {"listeners": listeners, "clusters": clusters, "secrets": secrets}
     return yaml.safe_dump(out, sort_keys=False, default_flow_style=None, width=1000)
 
 
