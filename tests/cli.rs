@@ -234,9 +234,14 @@ fn check_rejects_broken_envoy_configs_with_the_field_and_the_fix() {
             "no `retriable_headers` entry for `x-llm-retry`",
         ),
         (
-            "cluster_header: x-llm-cluster",
-            "cluster: llm",
-            "no route uses `cluster_header: x-llm-cluster`",
+            "header_name: x-llm-cluster",
+            "header_name: x-other",
+            "no level reads the routing header `x-llm-cluster`",
+        ),
+        (
+            "refresh_cluster_on_retry: true",
+            "refresh_cluster_on_retry: false",
+            "refresh_cluster_on_retry",
         ),
         (
             "  - {tag_name: model, regex: \"(;model=([^;]*))\"}\n",

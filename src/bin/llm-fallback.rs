@@ -15,8 +15,9 @@ USAGE:
         Validate a configuration with the filter's own validation. <file> is an Envoy config
         (YAML or JSON; every llm-fallback plugin in it is checked, plus the roles, clusters,
         route settings and stats tags they need) or a bare plugin configuration (YAML, JSON,
-        or a serialized google.protobuf.Struct). Prints `ok` or each problem with where it is
-        and how to fix it; exits 1 when anything is wrong.
+        or a serialized google.protobuf.Struct). Prints each problem with where it is and how
+        to fix it (warnings start with `warning: `), then `ok` when none is an error; exits 1
+        on errors only.
 
     llm-fallback classify [--config <file>]
         Ask what the filter would make of upstream answers. Reads JSON lines on stdin:
@@ -84,7 +85,11 @@ fn check(file: &str) -> ExitCode {
         },
     };
     let report = llm_fallback::check::check(&document);
-    if report.findings.is_empty() {
+    // Warnings (`warning: ` in front) are told either way; only errors fail the check.
+    for finding in &report.findings {
+        eprintln!("{file}: {finding}");
+    }
+    if !report.has_errors() {
         let roles: Vec<&str> = report
             .plugins
             .iter()
@@ -101,9 +106,6 @@ fn check(file: &str) -> ExitCode {
             );
         }
         return ExitCode::SUCCESS;
-    }
-    for finding in &report.findings {
-        eprintln!("{file}: {finding}");
     }
     ExitCode::FAILURE
 }
