@@ -222,3 +222,35 @@ def test_next_request_mode_keeps_retries_on_the_routed_cluster(fresh, mock, mock
     r = ask(envoy, "gpt-4o")
     assert r.status_code == 200 and r.headers["x-llm-model"] == "claude-sonnet-4-5"
     assert r.headers["x-llm-provider"] == "llm_b"
+
+
+def test_a_provider_that_takes_its_key_in_another_header_never_sees_the_last_providers(fresh, mock, mock_b):
+    """Provider B reads `x-api-key` (as Anthropic's native API does): A's injected
+    `authorization` carries over into B's attempt unless the filter removes it."""
+    b_header = lambda t: t.replace("                credential: {name: llm_b_key}\n                header: authorization",
+                                   "                credential: {name: llm_b_key}\n                header: x-api-key", 1)
+    envoy = fresh(edit=b_header)
+    mock.script(None, account="*", default={"preset": "openai_insufficient_quota"})
+    r = ask(envoy, "gpt-4o", CLIENT_KEYS)
+    assert r.status_code == 200 and r.headers["x-llm-provider"] == "llm_b"
+    [b] = mock_b.requests()
+    assert credentials(b) == {"x-api-key": KEY_B}, "neither A's authorization nor the client's keys"
+
+
+def test_a_held_stream_reset_on_the_second_provider_is_retried_there(fresh, mock, mock_b):
+    """A request routed to B (claude) whose 200 stream resets before its first event: the
+    client saw nothing, Envoy retries, and the retry stays on B although the routing header is
+    gone after the first attempt. (Under load the router can pick a retry's cluster before the
+    attempt's end reaches the filter, so each attempt also names its own cluster when it starts:
+    the soak, which checks that every attempt reached its model's provider, fails without that.)"""
+    envoy = fresh()
+    # An Anthropic stream: its first chunk is the `message_start` prelude, so the start is still
+    # held when the connection resets.
+    mock_b.script("claude-sonnet-4-5", steps=[{"reset": "after_headers", "compress": "gzip"}])
+    body = json.dumps({"model": "claude-sonnet-4-5", "max_tokens": 64, "stream": True,
+                       "messages": [{"role": "user", "content": "hi"}]})
+    r = requests.post(envoy.url + "/v1/messages", data=body, headers=JSON, timeout=30)
+    assert r.status_code == 200 and "message_stop" in r.text
+    assert r.headers["x-llm-provider"] == "llm_b" and r.headers["x-llm-attempts"] == "2"
+    assert mock.requests() == [], "nothing reaches provider A"
+    assert models_seen(mock_b) == ["claude-sonnet-4-5", "claude-sonnet-4-5"]
