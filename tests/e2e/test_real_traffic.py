@@ -18,7 +18,7 @@ import openai
 import pytest
 import requests
 
-from harness import chat_body, drained, free_port, wait_for
+from harness import chat_body, drained, free_port, next_request_mode, wait_for
 
 JSON = {"content-type": "application/json"}
 
@@ -47,13 +47,14 @@ def health(envoy, model: str) -> dict:
 
 # --- compressed answers and accounts -------------------------------------------------------
 
+@pytest.mark.parametrize("mode", ["in_request", "next_request"])
 @pytest.mark.parametrize("compress", [None, "gzip"], ids=["compressed-when-asked", "compressed-anyway"])
-def test_gzipped_account_quota_costs_one_attempt_and_the_sdk_lands_on_another_account(fresh, mock, mock_b, compress):
+def test_gzipped_account_quota_costs_one_attempt_and_the_sdk_lands_on_another_account(fresh, mock, mock_b, compress, mode):
     """The openai SDK at its defaults (accept-encoding: gzip, 2 retries) meets an account-wide
     `insufficient_quota` from provider A. Exactly one attempt is spent on account A; every model
-    of A cools down at once, and the same request is served by provider B (in-request switch;
-    next-request mode is in test_providers.py)."""
-    envoy = fresh()
+    of A cools down at once, and provider B serves: inside the same request, or (next-request
+    mode, a `cluster_header` route) through the SDK's own retry, which the answer sends there."""
+    envoy = fresh(edit=next_request_mode if mode == "next_request" else lambda t: t)
     step = {"preset": "openai_insufficient_quota", **({"compress": compress} if compress else {})}
     mock.script(None, account="*", default=step)
 
@@ -65,7 +66,9 @@ def test_gzipped_account_quota_costs_one_attempt_and_the_sdk_lands_on_another_ac
     assert raw.headers["x-llm-model"] == "claude-sonnet-4-5"
     assert raw.headers["x-llm-fallback-from"] == "gpt-4o"
     assert raw.headers["x-llm-fallback-reason"] == "quota_exhausted"
-    assert raw.headers["x-llm-attempts"] == "2" and raw.headers["x-llm-provider"] == "llm_b"
+    # In-request: attempt 2 of the same request; next-request: the SDK's retry, attempt 1.
+    assert raw.headers["x-llm-attempts"] == ("2" if mode == "in_request" else "1")
+    assert raw.headers["x-llm-provider"] == "llm_b"
     attempts_a = mock.requests()
     assert [r["model"] for r in attempts_a] == ["gpt-4o"], "one attempt on the account, no more"
     assert attempts_a[0]["headers"]["accept-encoding"] == "identity"
