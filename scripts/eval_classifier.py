@@ -113,6 +113,9 @@ def report(name: str, rows: list[tuple[dict, dict]]) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--misses", action="store_true", help="list the development part's misses")
+    parser.add_argument("--require", type=float, metavar="PCT",
+                        help="fail unless the development part agrees strictly on at least PCT %% "
+                             "and reads no quota stop as retryable (the test part is only printed)")
     args = parser.parse_args()
     if not CLI.exists():
         print(f"missing {CLI}: run `make build`", file=sys.stderr)
@@ -120,13 +123,19 @@ def main() -> int:
     parts = collections.defaultdict(list)
     for entry in load():
         parts[entry["part"]].append((entry, classify(entry)))
-    report("development (fixtures + development part of the corpus)", parts["development"])
+    dev = report("development (fixtures + development part of the corpus)", parts["development"])
     report("test (held-out corpus, test part)", parts["test"])
     if args.misses:
         print("\n## development misses")
         for e, got in parts["development"]:
             if e["expect"]["class"] != got["class"]:
                 print(f"- {e['id']}: want {e['expect']['class']}, got {got['class']} ({got.get('reason')})")
+    if args.require is not None:
+        strict = 100 * dev["strict"] / dev["n"]
+        if strict < args.require or dev["quota_retryable"]:
+            print(f"\nFAILED: development part {strict:.1f} % strict (required {args.require} %), "
+                  f"{dev['quota_retryable']} quota stops read as retryable (required 0)", file=sys.stderr)
+            return 1
     return 0
 
 

@@ -156,6 +156,21 @@ impl Evidence {
             }
             _ => {}
         }
+        // NAVER CLOVA Studio: `{"status": {"code": "40003", "message": "..."}}`.
+        if let Some(Value::Object(status)) = map.get("status") {
+            if status.contains_key("code") && status.contains_key("message") {
+                self.has_error_envelope = true;
+                self.read_error_object(status, depth);
+            }
+        }
+        // Cloudflare's API envelope (`{"errors": [{"code": 3036, "message": "..."}], "success":
+        // false}`) and GraphQL-style `errors` lists: each entry is an error object.
+        if let Some(list) = map.get("errors").and_then(Value::as_array) {
+            for error in list.iter().filter_map(Value::as_object).take(MAX_ITEMS) {
+                self.has_error_envelope = true;
+                self.read_error_object(error, depth);
+            }
+        }
         // Top-level fields: Anthropic's `type: error`, DashScope/SiliconFlow `code`+`message`,
         // Baidu `error_code`+`error_msg`, TGI `error_type`, Bedrock/Cohere `message`, FastAPI
         // `detail`, xAI `code`+`error`.
@@ -163,6 +178,22 @@ impl Evidence {
             self.has_error_envelope = true;
         }
         if map.contains_key("error_code") || map.contains_key("error_msg") {
+            self.has_error_envelope = true;
+        }
+        // Errors inside 200 bodies: `{"code": 336501, "msg": "Rate limit reached for RPM"}`
+        // (Baidu Qianfan, relays); their success bodies say `code: 0` (or 200, "success").
+        let failed_code = match map.get("code") {
+            Some(Value::Number(n)) => n.as_i64().is_some_and(|n| n != 0 && n != 200),
+            Some(Value::String(s)) => !matches!(
+                s.trim().to_ascii_lowercase().as_str(),
+                "" | "0" | "200" | "ok" | "success"
+            ),
+            _ => false,
+        };
+        let has_text = ["msg", "message"]
+            .iter()
+            .any(|k| map.get(*k).is_some_and(Value::is_string));
+        if failed_code && has_text {
             self.has_error_envelope = true;
         }
         // Bedrock and Cohere errors are a lone `message`; no success body has that shape.

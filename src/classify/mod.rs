@@ -32,6 +32,7 @@
 //! Bodies are often cut at `classifier.max_body_bytes`; [`evidence`] reads a cut JSON body up
 //! to the cut, so codes and messages that arrived whole still count.
 
+mod concepts;
 pub mod evidence;
 pub mod rules;
 pub mod wait;
@@ -252,10 +253,15 @@ fn decide(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> (Decisi
     if is_success && !evidence.has_error_envelope {
         return ((ErrorClass::Ok, format!("status={}", answer.status)), None);
     }
+    let messages = &evidence.messages;
     let decision = decisive_phrase(evidence)
+        .or_else(|| concepts::quota_in(messages).map(|r| (ErrorClass::QuotaExhausted, r)))
         .or_else(|| specific_code(evidence, answer.now_unix_ms))
         .or_else(|| prompt_too_large(evidence).map(|p| (ErrorClass::ContextOverflow, p)))
+        .or_else(|| concepts::class_of(messages))
+        .or_else(|| unlisted_code(evidence))
         .or_else(|| indicative_phrase(evidence))
+        .or_else(|| concepts::capacity_in(messages).map(|r| (ErrorClass::Overloaded, r)))
         .or_else(|| generic_code(evidence).map(|d| not_found_path(d, answer.status, evidence)))
         .unwrap_or_else(|| by_status(answer.status, evidence));
     (decision, None)
@@ -627,9 +633,6 @@ const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
     ("internalserverexception", ErrorClass::Overloaded),
     ("internal_server_error", ErrorClass::Overloaded),
     ("internalservererror", ErrorClass::Overloaded),
-    ("server_error", ErrorClass::Overloaded),
-    ("api_error", ErrorClass::Overloaded),
-    ("internal", ErrorClass::Overloaded),
     ("modelstreamerrorexception", ErrorClass::Overloaded),
     ("cf_bad_gateway", ErrorClass::Overloaded),
     ("throttling.allocationquota", ErrorClass::RateLimited),
@@ -699,6 +702,11 @@ const GENERIC_CODES: &[(&str, ErrorClass)] = &[
     ("invalid_parameter", ErrorClass::BadRequest),
     ("invalidparameter", ErrorClass::BadRequest),
     ("failed_precondition", ErrorClass::BadRequest),
+    // "Something failed on our side": the message says what (Anthropic `api_error` with
+    // "Unauthorized", OpenAI `server_error` with "The model is overloaded").
+    ("server_error", ErrorClass::Overloaded),
+    ("api_error", ErrorClass::Overloaded),
+    ("internal", ErrorClass::Overloaded),
 ];
 
 /// Baidu's small numeric `error_code`s mean something only in that field.
@@ -966,6 +974,22 @@ fn indicative_phrase(evidence: &Evidence) -> Option<Decision> {
         .find_map(|(phrases, class)| phrase_in(evidence, phrases).map(|p| (*class, p)))
 }
 
+/// A code no list names, read by the words it is made of (`FreeUsageLimitError`).
+fn unlisted_code(evidence: &Evidence) -> Option<Decision> {
+    let short_window = concepts::short_window_in(&evidence.messages);
+    evidence.codes.iter().find_map(|code| {
+        let listed = SPECIFIC_CODES
+            .iter()
+            .chain(GENERIC_CODES)
+            .any(|(name, _)| *name == code.value);
+        if listed {
+            return None;
+        }
+        concepts::code_class(&code.value, short_window)
+            .map(|(class, word)| (class, format!("{}={} (\"{word}\")", code.field, code.value)))
+    })
+}
+
 fn generic_code(evidence: &Evidence) -> Option<Decision> {
     evidence.codes.iter().find_map(|code| {
         GENERIC_CODES
@@ -1121,7 +1145,11 @@ fn adjust_quota_window(
     if let Some(p) = phrase_in(evidence, LONG_WINDOW) {
         return (ErrorClass::QuotaExhausted, format!("{reason}, {p}"));
     }
-    if let Some(window) = evidence.messages.iter().find_map(|m| long_window_in(m)) {
+    if let Some(window) = evidence.messages.iter().find_map(|m| {
+        long_window_in(m)
+            .or_else(|| period_limit_in(m))
+            .or_else(|| plan_limit_in(m))
+    }) {
         return (
             ErrorClass::QuotaExhausted,
             format!("{reason}, a {window} window"),
@@ -1171,6 +1199,22 @@ const LONG_WINDOW: &[&str] = &[
     "每天",
     "当日",
     "每月",
+    "今日",
+    "今天",
+    // Traditional Chinese, Japanese, Korean.
+    "每週",
+    "當日",
+    "毎日",
+    "毎月",
+    "日次",
+    "月間",
+    "1日あたり",
+    "일일",
+    "매일",
+    "하루",
+    "매월",
+    "월간",
+    "주간",
 ];
 
 /// A window of three hours or more stated as a number and a unit ("5-hour", "5 hours", "5h",
@@ -1200,8 +1244,9 @@ fn long_window_in(message: &str) -> Option<String> {
         let rest = message.get(i..).unwrap_or_default();
         let rest = rest.trim_start_matches([' ', '-']);
         let unit = [
-            "hours", "hour", "hrs", "hr", "h", "小时", "days", "day", "天", "weeks", "week", "周",
-            "months", "month", "个月",
+            "hours", "hour", "hrs", "hr", "h", "小时", "小時", "時間", "시간", "days", "day", "天",
+            "일", "weeks", "week", "周", "週", "주", "months", "month", "个月", "個月", "ヶ月",
+            "か月", "개월",
         ]
         .into_iter()
         .find(|u| {
@@ -1213,13 +1258,79 @@ fn long_window_in(message: &str) -> Option<String> {
                         .is_none_or(|b| !b.is_ascii_alphanumeric()))
         });
         if let (Some(unit), false, false) = (unit, preceded_by_word, is_wait) {
-            let hours = matches!(unit, "hours" | "hour" | "hrs" | "hr" | "h" | "小时");
+            let hours = matches!(
+                unit,
+                "hours" | "hour" | "hrs" | "hr" | "h" | "小时" | "小時" | "時間" | "시간"
+            );
             if number >= if hours { 3 } else { 1 } {
                 return Some(format!("{number} {unit}"));
             }
         }
     }
     None
+}
+
+/// A CJK period glued to a limit word ("日限额已用完", "月間上限", "일일 한도"): the limit of a
+/// day, a week or a month.
+fn period_limit_in(message: &str) -> Option<String> {
+    const PERIOD: &[&str] = &["日", "月", "周", "週", "일", "월", "주"];
+    const LIMIT: &[&str] = &[
+        "限额",
+        "限額",
+        "配额",
+        "配額",
+        "额度",
+        "額度",
+        "上限",
+        "限制",
+        "한도",
+        "할당량",
+    ];
+    if message.is_ascii() {
+        return None;
+    }
+    PERIOD.iter().find_map(|period| {
+        message.match_indices(period).find_map(|(i, _)| {
+            let rest = message.get(i + period.len()..)?.trim_start_matches(' ');
+            let limit = LIMIT.iter().find(|l| rest.starts_with(*l))?;
+            Some(format!("{period}{limit}"))
+        })
+    })
+}
+
+/// A usage limit that only a plan change lifts ("you have reached your session usage limit,
+/// please wait or upgrade to continue"), unless the limit is a short window ("... per minute.
+/// Upgrade to increase your rate limit").
+fn plan_limit_in(message: &str) -> Option<String> {
+    const UPGRADE: &[&str] = &["upgrade", "升级", "升級", "アップグレード", "업그레이드"];
+    const USAGE: &[&str] = &[
+        "usage limit",
+        "usage cap",
+        "allocation",
+        "allowance",
+        "用量",
+        "使用量",
+        "사용량",
+    ];
+    const SHORT: &[&str] = &[
+        "per min",
+        "per minute",
+        "per second",
+        "tpm",
+        "rpm",
+        "rps",
+        "rate limit",
+        "try again in",
+        "hourly",
+        "per hour",
+        "an hour",
+    ];
+    if SHORT.iter().any(|s| has_phrase(message, s)) {
+        return None;
+    }
+    let usage = USAGE.iter().find(|u| has_phrase(message, u))?;
+    let upgrade = UPGRADE.iter().find(|u| has_phrase(message, u))?;
+    Some(format!("\"{usage}\" + \"{upgrade}\""))
 }
 
 /// Codes of stops that cover the whole account or key: out of credit or balance, billing

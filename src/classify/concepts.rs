@@ -1,0 +1,688 @@
+//! What a message speaks of, read as concepts rather than phrases.
+//!
+//! A phrase list knows the wordings it was written from; providers keep finding new ones ("your
+//! prepaid funds are depleted", "モデルが見つかりません", "잔액이 부족합니다"). Each concept here
+//! is a family of words (English, Simplified and Traditional Chinese, Japanese, Korean) and a
+//! message shows a class when words of the families that make it up occur **in the same
+//! message**: a billing word with a shortage word is a quota stop, a model word with a missing
+//! word is a model that is not there, a size word with an excess word (and no rate window) is a
+//! prompt too large, a content word with a safety word is a refusal, a capacity word is an
+//! overload. The reason names both words, so a surprising verdict can be traced.
+//!
+//! Words are matched whole (ASCII) or as substrings (CJK, which has no spaces), in messages
+//! already lowercased by [`super::evidence::normalize`].
+
+use super::has_phrase;
+use super::ErrorClass;
+
+/// Money and allowances: what runs out when nothing but a payment or a long reset helps.
+const BILLING: &[&str] = &[
+    "balance",
+    "credit",
+    "credits",
+    "billing",
+    "payment",
+    "funds",
+    "budget",
+    "spend",
+    "spending",
+    "prepaid",
+    "top up",
+    "top-up",
+    "recharge",
+    "arrears",
+    "subscription",
+    "plan",
+    "套餐",
+    "订阅",
+    "訂閱",
+    "プラン",
+    "요금제",
+    "余额",
+    "餘額",
+    "欠费",
+    "欠費",
+    "充值",
+    "儲值",
+    "额度",
+    "額度",
+    "点数",
+    "残高",
+    "クレジット",
+    "料金",
+    "支払",
+    "잔액",
+    "크레딧",
+    "결제",
+    "충전",
+    "한도",
+];
+
+/// Running out.
+const SHORTAGE: &[&str] = &[
+    "insufficient",
+    "not enough",
+    "too low",
+    "exhausted",
+    "depleted",
+    "exceeded",
+    "run out",
+    "ran out",
+    "used up",
+    "reached",
+    "no remaining",
+    "overdue",
+    "negative",
+    "expired",
+    "到期",
+    "过期",
+    "過期",
+    "期限切れ",
+    "만료",
+    "不足",
+    "用尽",
+    "用盡",
+    "用完",
+    "耗尽",
+    "耗盡",
+    "已达",
+    "已達",
+    "超出",
+    "足りません",
+    "不足して",
+    "부족",
+    "초과",
+    "소진",
+];
+
+/// What a model is called.
+const MODEL: &[&str] = &["model", "models", "deployment", "模型", "モデル", "모델"];
+
+/// Not there, or not for this caller.
+const MISSING: &[&str] = &[
+    "not found",
+    "does not exist",
+    "doesn't exist",
+    "not exist",
+    "no such",
+    "unknown",
+    "not available",
+    "unavailable for",
+    "no access",
+    "not have access",
+    "not enabled",
+    "not activated",
+    "deprecated",
+    "decommissioned",
+    "retired",
+    "discontinued",
+    "fade out",
+    "faded out",
+    "sunset",
+    "end of life",
+    "no longer",
+    "不存在",
+    "未开通",
+    "未開通",
+    "已下线",
+    "已下線",
+    "找不到",
+    "見つかりません",
+    "存在しません",
+    "찾을 수 없",
+    "존재하지 않",
+];
+
+/// What is too large when a prompt does not fit.
+const SIZE: &[&str] = &[
+    "context",
+    "prompt",
+    "input",
+    "tokens",
+    "token",
+    "length",
+    "上下文",
+    "輸入",
+    "输入",
+    "コンテキスト",
+    "入力",
+    "컨텍스트",
+    "입력",
+    "토큰",
+];
+
+/// Too much of it.
+const EXCESS: &[&str] = &[
+    "too long",
+    "too large",
+    "too many",
+    "exceeds",
+    "exceeded",
+    "exceeding",
+    "maximum",
+    "over the limit",
+    "超出",
+    "超过",
+    "超過",
+    "过长",
+    "過長",
+    "太长",
+    "上限",
+    "超え",
+    "초과",
+];
+
+/// Words of a rate window: a limit per minute is a rate limit, whatever grew too large.
+const RATE_WINDOW: &[&str] = &[
+    "per min",
+    "per minute",
+    "per-minute",
+    "per second",
+    "per-second",
+    "rate limit",
+    "rate-limit",
+    "tpm",
+    "rpm",
+    "qps",
+    "per day",
+    "daily",
+    "per hour",
+    "每分钟",
+    "每分鐘",
+    "毎分",
+    "분당",
+    // A wait helps: "too many tokens, please wait before trying again".
+    "wait",
+    "slow down",
+    "throttled",
+    "throttling",
+];
+
+/// Permission words: "permission denied ... (or it may not exist)" is about the caller's rights,
+/// not about a model that is gone.
+const PERMISSION: &[&str] = &[
+    "permission",
+    "denied",
+    "forbidden",
+    "unauthorized",
+    "not authorized",
+    "权限",
+    "權限",
+    "権限",
+    "권한",
+];
+
+/// What a refusal is about.
+const CONTENT: &[&str] = &[
+    "content",
+    "prompt",
+    "input",
+    "output",
+    "message",
+    "request",
+    "response",
+    "内容",
+    "內容",
+    "コンテンツ",
+    "内容が",
+    "콘텐츠",
+    "내용",
+];
+
+/// Why it was refused.
+const SAFETY: &[&str] = &[
+    "safety",
+    "unsafe",
+    "harmful",
+    "moderation",
+    "inappropriate",
+    "prohibited",
+    "flagged",
+    "violates",
+    "violating",
+    "violation",
+    "nsfw",
+    "sensitive",
+    // Gemini's block reasons as SDKs print them ("blocked: prompt: BlockedReasonProhibitedContent").
+    "blockedreasonprohibitedcontent",
+    "blockedreasonsafety",
+    "blockedreasonblocklist",
+    "违规",
+    "違規",
+    "敏感",
+    "不安全",
+    "审核",
+    "審核",
+    "違反",
+    "不適切",
+    "有害",
+    "유해",
+    "부적절",
+    "위반",
+];
+
+/// The provider has no room now.
+const CAPACITY: &[&str] = &[
+    "capacity",
+    "overloaded",
+    "overload",
+    "high demand",
+    "heavy load",
+    "high load",
+    "congested",
+    "congestion",
+    "busy",
+    "saturated",
+    "过载",
+    "過載",
+    "负载",
+    "負載",
+    "拥挤",
+    "擁擠",
+    "繁忙",
+    "過負荷",
+    "混雑",
+    "混み合って",
+    "과부하",
+    "혼잡",
+];
+
+/// Words of a short window: a limit per minute is waited out, whatever else the message says
+/// ("Rate limit reached ... on tokens per min. ... check your plan and billing details").
+const SHORT_WINDOW: &[&str] = &[
+    "per min",
+    "per minute",
+    "per-minute",
+    "per second",
+    "per-second",
+    "tpm",
+    "rpm",
+    "rps",
+    "try again in",
+    "please retry in",
+    "requests per",
+    "tokens per min",
+    "每分钟",
+    "每分鐘",
+    "毎分",
+    "분당",
+];
+
+/// Most bytes between two words of one concept: they must belong to the same clause
+/// ("credit balance is too low", "余额不足"), not to a pointer at the end of the message
+/// ("... reached ... visit the billing page").
+const NEAR: usize = 32;
+
+/// The words of a family that can occur in `message`: an ASCII message holds no CJK word, so
+/// their scans are skipped.
+fn candidates<'a>(message: &str, words: &'a [&'a str]) -> impl Iterator<Item = &'a str> + 'a {
+    let ascii = message.is_ascii();
+    words
+        .iter()
+        .copied()
+        .filter(move |w| !ascii || w.is_ascii())
+}
+
+fn first<'a>(message: &str, words: &'a [&'a str]) -> Option<&'a str> {
+    candidates(message, words).find(|w| has_phrase(message, w))
+}
+
+/// Byte offsets where `word` occurs (as a whole word, for ASCII words).
+fn offsets<'m>(message: &'m str, word: &'m str) -> impl Iterator<Item = usize> + 'm {
+    let bytes = message.as_bytes();
+    let alnum = |i: Option<&u8>| i.is_some_and(u8::is_ascii_alphanumeric);
+    message
+        .match_indices(word)
+        .map(|(i, _)| i)
+        .filter(move |&i| {
+            !word.is_ascii()
+                || (!alnum(i.checked_sub(1).and_then(|j| bytes.get(j)))
+                    && !alnum(bytes.get(i + word.len())))
+        })
+}
+
+/// A word of `a` and a word of `b` within [`NEAR`] bytes of each other. Each word is looked for
+/// once: the words of `a` first (usually none is there), then those of `b`.
+fn near<'a>(message: &str, a: &'a [&'a str], b: &'a [&'a str]) -> Option<(&'a str, &'a str)> {
+    let hits: Vec<(&str, usize)> = candidates(message, a)
+        .flat_map(|w| offsets(message, w).map(move |i| (w, i)))
+        .collect();
+    if hits.is_empty() {
+        return None;
+    }
+    candidates(message, b).find_map(|wb| {
+        offsets(message, wb).find_map(|j| {
+            hits.iter()
+                .find(|(wa, i)| i.abs_diff(j) <= NEAR + wa.len().max(wb.len()))
+                .map(|(wa, _)| (*wa, wb))
+        })
+    })
+}
+
+/// A billing word with a shortage word ("prepaid funds are depleted", "잔액이 부족합니다"), not
+/// a load balancer.
+pub fn quota(message: &str) -> Option<String> {
+    if first(message, SHORT_WINDOW).is_some() || message.contains("load balanc") {
+        return None;
+    }
+    let (billing, shortage) = near(message, BILLING, SHORTAGE)?;
+    Some(format!("concept billing \"{billing}\" + \"{shortage}\""))
+}
+
+/// A model word with a missing word ("the model gpt-5 does not exist or you do not have access",
+/// "モデルが見つかりません").
+pub fn model_missing(message: &str) -> Option<String> {
+    if first(message, PERMISSION).is_some() {
+        return None;
+    }
+    let (model, missing) = near(message, MODEL, MISSING)?;
+    Some(format!("concept model \"{model}\" + \"{missing}\""))
+}
+
+/// A size word with an excess word, and no rate window ("input exceeds the maximum length",
+/// "上下文超出上限").
+pub fn too_large(message: &str) -> Option<String> {
+    if first(message, RATE_WINDOW).is_some() || first(message, BILLING).is_some() {
+        return None;
+    }
+    let (size, excess) = near(message, SIZE, EXCESS)?;
+    Some(format!("concept size \"{size}\" + \"{excess}\""))
+}
+
+/// A content word with a safety word ("the input was flagged by moderation", "内容违规").
+pub fn refusal(message: &str) -> Option<String> {
+    let (safety, content) = near(message, SAFETY, CONTENT)?;
+    Some(format!("concept safety \"{safety}\" + \"{content}\""))
+}
+
+/// What proves who the caller is.
+const CREDENTIAL: &[&str] = &[
+    "api key",
+    "api-key",
+    "apikey",
+    "access token",
+    "token",
+    "credential",
+    "credentials",
+    "signature",
+    "secret",
+    "密钥",
+    "密鑰",
+    "令牌",
+    "鉴权",
+    "鑑權",
+    "認証",
+    "apiキー",
+    "인증",
+    "api 키",
+];
+
+/// It does not hold.
+const REJECTED: &[&str] = &[
+    "invalid",
+    "incorrect",
+    "expired",
+    "revoked",
+    "missing",
+    "no longer valid",
+    "not valid",
+    "malformed",
+    "无效",
+    "無效",
+    "错误",
+    "錯誤",
+    "过期",
+    "過期",
+    "失败",
+    "無効",
+    "失敗",
+    "유효하지 않",
+    "잘못된",
+    "만료",
+];
+
+/// A credential word with a rejection word ("Access token invalid or no longer valid",
+/// "API 키가 유효하지 않습니다").
+pub fn credential_rejected(message: &str) -> Option<String> {
+    if first(message, RATE_WINDOW).is_some() {
+        return None;
+    }
+    let (credential, rejected) = near(message, CREDENTIAL, REJECTED)?;
+    Some(format!(
+        "concept credential \"{credential}\" + \"{rejected}\""
+    ))
+}
+
+/// Word families of codes nobody listed (`FreeUsageLimitError`, `BudgetExceeded`,
+/// `model_capacity_reached`), in the order whose mistakes cost least. Codes are compared with
+/// their separators removed.
+const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
+    (
+        &[
+            "quota",
+            "credit",
+            "balance",
+            "billing",
+            "budget",
+            "payment",
+            "usagelimit",
+            "arrear",
+            "spendlimit",
+        ],
+        ErrorClass::QuotaExhausted,
+    ),
+    (
+        &[
+            "contextlength",
+            "contextwindow",
+            "toomanytokens",
+            "promptlength",
+        ],
+        ErrorClass::ContextOverflow,
+    ),
+    (
+        &[
+            "modelnotfound",
+            "nosuchmodel",
+            "unknownmodel",
+            "modelnotexist",
+            "modelunavailable",
+        ],
+        ErrorClass::ModelUnavailable,
+    ),
+    (
+        &["contentpolicy", "contentfilter", "moderation", "safety"],
+        ErrorClass::ContentPolicy,
+    ),
+    (
+        &["ratelimit", "throttl", "toomanyrequests"],
+        ErrorClass::RateLimited,
+    ),
+    (&["overload", "capacity", "busy"], ErrorClass::Overloaded),
+    (&["timeout", "timedout", "deadline"], ErrorClass::Timeout),
+    (
+        &[
+            "unauthorized",
+            "unauthenticated",
+            "authentication",
+            "apikey",
+            "permissiondenied",
+            "accessdenied",
+            "forbidden",
+        ],
+        ErrorClass::Auth,
+    ),
+];
+
+/// Whether a message states a short window (per minute, per second, a wait of seconds).
+pub fn short_window_in(messages: &[String]) -> bool {
+    messages.iter().any(|m| first(m, SHORT_WINDOW).is_some())
+}
+
+/// The family of a code nobody listed, if its words show one. A quota word yields when a
+/// message states a short window (`request_quota_exceeded` with "requests per minute").
+pub fn code_class(code: &str, short_window: bool) -> Option<(ErrorClass, &'static str)> {
+    if code.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let squashed: String = code.chars().filter(char::is_ascii_alphanumeric).collect();
+    let families = CODE_FAMILIES
+        .iter()
+        .filter(|(_, class)| !(short_window && *class == ErrorClass::QuotaExhausted));
+    families.into_iter().find_map(|(words, class)| {
+        words
+            .iter()
+            .find(|w| squashed.contains(*w))
+            .map(|w| (*class, *w))
+    })
+}
+
+/// None of them left.
+const ABSENT: &[&str] = &[
+    "no more",
+    "no available",
+    "no healthy",
+    "none available",
+    "not enough",
+];
+
+/// What serves requests.
+const POOL: &[&str] = &[
+    "servers",
+    "server",
+    "instances",
+    "workers",
+    "nodes",
+    "replicas",
+    "backends",
+    "gpus",
+    "data centers",
+    "datacenters",
+    "resources",
+];
+
+/// A capacity word ("no capacity for this model right now", "サーバーが混雑しています"), or no
+/// serving resources left ("No more data centers to forward the request to").
+pub fn capacity(message: &str) -> Option<String> {
+    if let Some(w) = first(message, CAPACITY) {
+        return Some(format!("concept capacity \"{w}\""));
+    }
+    let (absent, pool) = near(message, ABSENT, POOL)?;
+    Some(format!("concept capacity \"{absent}\" + \"{pool}\""))
+}
+
+/// A quota stop in any message (checked before codes: a quota stop read as anything retryable
+/// wastes attempts on a model that cannot answer, the costliest mistake).
+pub fn quota_in(messages: &[String]) -> Option<String> {
+    messages.iter().find_map(|m| quota(m))
+}
+
+/// The first of the other classes the messages show: a model that is not there, a prompt too
+/// large, a refusal.
+pub fn class_of(messages: &[String]) -> Option<(ErrorClass, String)> {
+    type Reader = fn(&str) -> Option<String>;
+    const ORDER: [(Reader, ErrorClass); 4] = [
+        (model_missing, ErrorClass::ModelUnavailable),
+        (too_large, ErrorClass::ContextOverflow),
+        (refusal, ErrorClass::ContentPolicy),
+        (credential_rejected, ErrorClass::Auth),
+    ];
+    ORDER
+        .iter()
+        .find_map(|(read, class)| messages.iter().find_map(|m| read(m)).map(|r| (*class, r)))
+}
+
+/// A capacity word in any message: the weakest concept, checked after every phrase.
+pub fn capacity_in(messages: &[String]) -> Option<String> {
+    messages.iter().find_map(|m| capacity(m))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classify::evidence::normalize;
+    use wasm_bindgen_test::wasm_bindgen_test;
+
+    fn class(message: &str) -> Option<ErrorClass> {
+        let messages = [normalize(message)];
+        if quota_in(&messages).is_some() {
+            return Some(ErrorClass::QuotaExhausted);
+        }
+        class_of(&messages)
+            .map(|(c, _)| c)
+            .or_else(|| capacity_in(&messages).map(|_| ErrorClass::Overloaded))
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn wordings_no_list_holds_are_read_by_their_concepts() {
+        let cases = [
+            (
+                "Your prepaid funds are depleted.",
+                ErrorClass::QuotaExhausted,
+            ),
+            ("账户余额不足，请充值", ErrorClass::QuotaExhausted),
+            ("帳戶餘額不足", ErrorClass::QuotaExhausted),
+            ("クレジット残高が不足しています", ErrorClass::QuotaExhausted),
+            ("잔액이 부족합니다", ErrorClass::QuotaExhausted),
+            ("您的套餐已到期", ErrorClass::QuotaExhausted),
+            (
+                "The model foo-9 does not exist.",
+                ErrorClass::ModelUnavailable,
+            ),
+            ("モデルが見つかりません", ErrorClass::ModelUnavailable),
+            ("모델을 찾을 수 없습니다", ErrorClass::ModelUnavailable),
+            ("model fade out", ErrorClass::ModelUnavailable),
+            (
+                "Input length exceeds the maximum allowed",
+                ErrorClass::ContextOverflow,
+            ),
+            ("上下文超出上限", ErrorClass::ContextOverflow),
+            (
+                "The input was flagged by our moderation system",
+                ErrorClass::ContentPolicy,
+            ),
+            ("输入内容违规", ErrorClass::ContentPolicy),
+            (
+                "blocked: prompt: BlockedReasonProhibitedContent",
+                ErrorClass::ContentPolicy,
+            ),
+            (
+                "No more data centers to forward the request to",
+                ErrorClass::Overloaded,
+            ),
+            ("サーバーが混雑しています", ErrorClass::Overloaded),
+        ];
+        for (message, want) in cases {
+            assert_eq!(class(message), Some(want), "{message}");
+        }
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn words_of_a_concept_must_share_a_clause_and_yield_to_what_outweighs_them() {
+        let cases = [
+            // A billing pointer at the end of a rate limit.
+            "Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000. Visit https://platform.openai.com/account/rate-limits to learn more, or check your plan and billing details.",
+            // A wait helps.
+            "Too many tokens, please wait before trying again.",
+            "Number of request tokens has exceeded your per-minute rate limit",
+            // Permissions, not a missing model.
+            "Permission denied on resource project x (or it may not exist).",
+            // Not money.
+            "upstream load balancer exceeded its timeout",
+        ];
+        for message in cases {
+            let got = class(message);
+            assert!(
+                !matches!(
+                    got,
+                    Some(
+                        ErrorClass::QuotaExhausted
+                            | ErrorClass::ContextOverflow
+                            | ErrorClass::ModelUnavailable
+                    )
+                ),
+                "{message}: {got:?}"
+            );
+        }
+    }
+}
