@@ -65,9 +65,10 @@ pub fn plan(
         }
     }
     // A retry Envoy makes before (or without) this attempt's judgement, after a reset or a
-    // connect failure, goes where the route says: to this attempt's cluster.
-    let here = request.cluster.clone();
-    name_cluster(config, request, &here, out);
+    // connect failure, goes where the route says: to this attempt's cluster, or to the next
+    // provider when one more failure would open this model's circuit.
+    let retry_cluster = no_answer_cluster(cx, request).unwrap_or_else(|| request.cluster.clone());
+    name_cluster(config, request, &retry_cluster, out);
     let target = request.next.clone();
     let upstream = config
         .model(&target)
@@ -82,6 +83,61 @@ pub fn plan(
         target,
         needs_body,
         strip_credentials,
+    }
+}
+
+/// Where the retry goes if the attempt about to start on `request.next` ends without an answer
+/// (a reset, a connect failure, a per-try timeout). The router may pick the retry's cluster
+/// before that ending reaches the filter (seen under load), so it is chosen now, from the
+/// model's health as one more failure would leave it: another provider's cluster when that
+/// failure opens the circuit and the chain's next model lives there. A first attempt on a model
+/// the client just read clean needs no read (one failure opens nothing unless the threshold
+/// is 1).
+fn no_answer_cluster(cx: &Cx<'_>, request: &Request) -> Option<String> {
+    let config = cx.config;
+    if !config.fallback.providers.in_request() {
+        return None;
+    }
+    let target = request.next.as_str();
+    let current = config.model(target)?;
+    let known_clean = request.tried.is_empty() && request.first_clean.as_deref() == Some(target);
+    if known_clean && config.fallback.failure_threshold > 1 {
+        return None;
+    }
+    let mut health = cx.health.read(target);
+    let class = ErrorClass::Timeout;
+    health.on_failure(class, None, cx.now(), &config.fallback, 0)?;
+    let verdict = Verdict {
+        class,
+        retry_after_ms: None,
+        reason: "no answer (predicted)".into(),
+        scope: Scope::Model,
+        wait_hint: crate::classify::WaitHint::Absent,
+    };
+    let chain = plan::chain(config, &request.requested, request.task.as_deref());
+    let mut tried = request.tried.clone();
+    tried.push(target.to_owned());
+    let admission = |m: &ModelConfig| {
+        if m.name == target {
+            Admission::Cooling { until_ms: u64::MAX }
+        } else {
+            cx.admission(&cx.health.read(&m.name))
+        }
+    };
+    let next = plan::after_failure(
+        config,
+        &chain,
+        current,
+        &tried,
+        &verdict,
+        true,
+        request.priority,
+        request.features.as_ref(),
+        &admission,
+    );
+    match next {
+        Next::Switch(to) => config.model(&to).map(|m| config.cluster_of(m).to_owned()),
+        Next::Retry | Next::Stop => None,
     }
 }
 

@@ -102,6 +102,28 @@ impl Bed {
         (verdict, out)
     }
 
+    /// The judgement of an answer to an attempt already planned, and what follows.
+    fn judge_after(
+        &self,
+        request: &mut Request,
+        model: &str,
+        status: u16,
+        body: &str,
+    ) -> (After, Effects) {
+        let (verdict, mut out) = self.judge(model, status, body);
+        let after = attempt::after_failure(
+            &self.cx(),
+            request,
+            "r1",
+            model,
+            status,
+            &verdict,
+            Seen::Answer,
+            &mut out,
+        );
+        (after, out)
+    }
+
     /// An attempt's plan, on a route that sends each attempt where the filter named.
     fn plan(&self, request: &mut Request) -> attempt::Plan {
         attempt::plan(&self.cx(), request, &|| None, &mut Effects::default())
@@ -783,8 +805,10 @@ fn a_switch_decided_without_an_answer_names_the_cluster_and_writes_no_header() {
                 .all(|e| matches!(e, Effect::Count(..) | Effect::RouteNext(_))),
             "no header outside a header phase: {out:?}"
         );
+        // Named for the router by the time the retry is picked: when the attempt started
+        // (predicted) or when it ended.
         let named = (expected != Next::Retry).then_some("b");
-        assert_eq!(out.routed_next(), named);
+        assert_eq!(request.named_cluster.as_deref(), named);
     }
 }
 
@@ -817,4 +841,36 @@ fn client_credentials_go_only_where_the_mode_expects_the_clients_key() {
         .fallback
         .providers
         .forwards_client_credentials());
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn an_attempt_whose_failure_would_open_the_circuit_names_the_next_provider_before_it_starts() {
+    let bed = in_request();
+    let mut request = bed.routed("gpt-4o", Safety::Safe);
+    // Attempt 1 on a clean model: one failure opens nothing, nothing named, nothing read.
+    let (_, out) = plan_landing(&bed, &mut request, "a");
+    assert!(out.is_empty());
+    // It ends without an answer (connect failure): a retry on gpt-4o is planned.
+    let verdict = crate::attempt::Ending::ConnectFailure.verdict().unwrap();
+    let mut out = Effects::default();
+    let after = attempt::after_failure(
+        &bed.cx(),
+        &mut request,
+        "r1",
+        "gpt-4o",
+        0,
+        &verdict,
+        Seen::Nothing,
+        &mut out,
+    );
+    assert_eq!(after, After::Next(Next::Retry));
+    // Attempt 2 starts on gpt-4o: one more failure opens its circuit, so the router's retry is
+    // pointed at claude's cluster now, in case that failure's ending comes too late.
+    let (plan, out) = plan_landing(&bed, &mut request, "a");
+    assert_eq!(plan.target, "gpt-4o");
+    assert_eq!(out.routed_next(), Some("b"));
+    // It answers a short rate limit instead: the retry stays on a, named again.
+    let (after, out) = bed.judge_after(&mut request, "gpt-4o", 429, RATE);
+    assert_eq!(after, After::Next(Next::Retry));
+    assert_eq!(out.routed_next(), Some("a"));
 }

@@ -254,3 +254,21 @@ def test_a_held_stream_reset_on_the_second_provider_is_retried_there(fresh, mock
     assert r.headers["x-llm-provider"] == "llm_b" and r.headers["x-llm-attempts"] == "2"
     assert mock.requests() == [], "nothing reaches provider A"
     assert models_seen(mock_b) == ["claude-sonnet-4-5", "claude-sonnet-4-5"]
+
+
+def test_a_provider_down_under_load_sends_every_request_to_the_next_one(workdir, mock_b):
+    """Provider A refuses every connection while 48 requests arrive at once on two workers: each
+    is served by B within its retry budget, with one attempt on B, every attempt reaching B asks
+    B's model, and no attempt lands on a cluster the filter did not name for it."""
+    import concurrent.futures
+    envoy = Envoy(workdir, free_port(), second_upstream_port=mock_b.port, edit=chain("gpt-4o", ["claude-sonnet-4-5"]))
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=24) as pool:
+            answers = list(pool.map(lambda _: ask(envoy, "gpt-4o"), range(48)))
+        assert [r.status_code for r in answers] == [200] * 48
+        assert {r.headers["x-llm-provider"] for r in answers} == {"llm_b"}
+        assert set(models_seen(mock_b)) == {"claude-sonnet-4-5"}
+        assert len(mock_b.requests()) == 48, "one attempt on B per request"
+        assert (envoy.metric("llm_fallback_misrouted", model="claude-sonnet-4-5") or 0) == 0
+    finally:
+        envoy.stop()
