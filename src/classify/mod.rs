@@ -1020,12 +1020,32 @@ fn by_status(status: u16, evidence: &Evidence) -> Decision {
                 format!("status={status} (not about the model)"),
             );
         }
+        // 413 is a prompt too large for the model, unless the message speaks of the HTTP body's
+        // bytes ("Request body too large. Maximum size is 50 MB"): no model takes that body.
+        413 if payload_limit(evidence) => {
+            return (
+                ErrorClass::BadRequest,
+                format!("status={status}, a body size limit"),
+            );
+        }
         413 => ErrorClass::ContextOverflow,
         451 => ErrorClass::ContentPolicy,
         500..=599 => ErrorClass::Overloaded,
         _ => ErrorClass::BadRequest,
     };
     (class, format!("status={status}"))
+}
+
+/// Whether a message speaks of the request body's size in bytes, not of tokens.
+fn payload_limit(evidence: &Evidence) -> bool {
+    const BODY: &[&str] = &["request body", "payload", "body size", "request size"];
+    const BYTES: &[&str] = &["bytes", "kb", "mb", "gb", "kib", "mib"];
+    evidence.messages.iter().any(|m| {
+        !has_phrase(m, "token")
+            && !has_phrase(m, "tokens")
+            && BODY.iter().any(|b| has_phrase(m, b))
+            && (BYTES.iter().any(|u| has_phrase(m, u)) || m.bytes().any(|b| b.is_ascii_digit()))
+    })
 }
 
 /// The wait the upstream asked for, in the order a careful client trusts them: explicit

@@ -1173,3 +1173,12 @@ fn prompts_too_large_are_told_from_token_rate_limits() {
         ErrorClass::RateLimited
     );
 }
+
+#[wasm_bindgen_test(unsupported = test)]
+fn a_413_is_a_prompt_too_large_unless_it_speaks_of_the_bodys_bytes() {
+    let body = r#"{"message":"Request body too large. Maximum size is 50 MB."}"#;
+    assert_eq!(answer(413, &[], body).class, ErrorClass::BadRequest);
+    let body = r#"{"error":{"message":"Prompt is too long: 210000 tokens > 200000 maximum"}}"#;
+    assert_eq!(answer(413, &[], body).class, ErrorClass::ContextOverflow);
+    assert_eq!(answer(413, &[], "").class, ErrorClass::ContextOverflow);
+}
