@@ -44,26 +44,7 @@ pub fn plan(
     out: &mut Effects,
 ) -> Plan {
     let config = cx.config;
-    let providers = &config.fallback.providers;
-    let mut strip_credentials = false;
-    if providers.in_request() && !request.tried.is_empty() {
-        let planned = config
-            .model(&request.next)
-            .map_or(request.cluster.as_str(), |m| config.cluster_of(m))
-            .to_owned();
-        if planned != request.cluster {
-            let cluster = match landed() {
-                Some(actual) if actual != planned => {
-                    misrouted(cx, request, &planned, &actual, out);
-                    actual
-                }
-                _ => planned,
-            };
-            strip_credentials =
-                cluster != request.cluster && !providers.forwards_client_credentials();
-            request.cluster = cluster;
-        }
-    }
+    let strip_credentials = arrive(cx, request, landed, out);
     // A retry Envoy makes before (or without) this attempt's judgement, after a reset or a
     // connect failure, goes where the route says: to this attempt's cluster, or to the next
     // provider when one more failure would open this model's circuit.
@@ -84,6 +65,39 @@ pub fn plan(
         needs_body,
         strip_credentials,
     }
+}
+
+/// A retry meant for another cluster than the last attempt's (`in_request` mode): records the
+/// cluster it reached (re-planning when that is not the one named) and returns whether the last
+/// provider's credentials must go.
+fn arrive(
+    cx: &Cx<'_>,
+    request: &mut Request,
+    landed: &dyn Fn() -> Option<String>,
+    out: &mut Effects,
+) -> bool {
+    let config = cx.config;
+    let providers = &config.fallback.providers;
+    if !providers.in_request() || request.tried.is_empty() {
+        return false;
+    }
+    let planned = config
+        .model(&request.next)
+        .map_or(request.cluster.as_str(), |m| config.cluster_of(m))
+        .to_owned();
+    if planned == request.cluster {
+        return false;
+    }
+    let cluster = match landed() {
+        Some(actual) if actual != planned => {
+            misrouted(cx, request, &planned, &actual, out);
+            actual
+        }
+        _ => planned,
+    };
+    let strip = cluster != request.cluster && !providers.forwards_client_credentials();
+    request.cluster = cluster;
+    strip
 }
 
 /// Where the retry goes if the attempt about to start on `request.next` ends without an answer
