@@ -105,7 +105,8 @@ const MISSING: &[&str] = &[
     "doesn't exist",
     "not exist",
     "no such",
-    "unknown",
+    // Not "unknown" alone: "Unknown parameter: 'model_config'" is a bad request.
+    "unknown model",
     "not available",
     "unavailable for",
     "no access",
@@ -669,6 +670,8 @@ mod tests {
             "Permission denied on resource project x (or it may not exist).",
             // Not money.
             "upstream load balancer exceeded its timeout",
+            // A parameter named after the model, not a missing model.
+            "Unknown parameter: 'model_config'.",
         ];
         for message in cases {
             let got = class(message);
