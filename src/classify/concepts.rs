@@ -105,8 +105,12 @@ const MISSING: &[&str] = &[
     "doesn't exist",
     "not exist",
     "no such",
-    // Not "unknown" alone: "Unknown parameter: 'model_config'" is a bad request.
+    // Not "unknown" or "invalid" alone: "Unknown parameter: 'model_config'" is a bad request.
     "unknown model",
+    "invalid model",
+    "not a valid model",
+    "model is invalid",
+    "model is not valid",
     "not available",
     "unavailable for",
     "no access",
@@ -244,6 +248,9 @@ const SAFETY: &[&str] = &[
     "violation",
     "nsfw",
     "sensitive",
+    "blocked",
+    "filtering",
+    "filtered",
     // Gemini's block reasons as SDKs print them ("blocked: prompt: BlockedReasonProhibitedContent").
     "blockedreasonprohibitedcontent",
     "blockedreasonsafety",
@@ -488,6 +495,7 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
             "unknownmodel",
             "modelnotexist",
             "modelunavailable",
+            "invalidmodel",
         ],
         ErrorClass::ModelUnavailable,
     ),
