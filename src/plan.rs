@@ -91,6 +91,24 @@ pub fn chain<'a>(config: &'a Config, requested: &str, task: Option<&str>) -> Vec
     names.into_iter().filter_map(|n| config.model(n)).collect()
 }
 
+/// Every chain a request can follow, with where it is configured: each model of
+/// `fallback.chains` followed by its fallbacks, and each task's chain.
+pub fn every_chain(config: &Config) -> Vec<(String, Vec<&ModelConfig>)> {
+    let by_model = config.fallback.chains.keys().map(|model| {
+        (
+            format!("fallback.chains.{model}"),
+            chain(config, model, None),
+        )
+    });
+    let by_task = config.fallback.tasks.keys().map(|task| {
+        (
+            format!("fallback.tasks.{task}"),
+            chain(config, "", Some(task)),
+        )
+    });
+    by_model.chain(by_task).collect()
+}
+
 fn tier_rank(config: &Config, model: &ModelConfig) -> usize {
     model
         .tier

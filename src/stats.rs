@@ -171,29 +171,6 @@ pub fn switch_classes() -> impl Iterator<Item = ErrorClass> {
         .filter(|c| c.another_model_may_help())
 }
 
-/// Every chain a request can follow, in order: a model followed by its configured chain, and
-/// each task's chain.
-fn switch_chains(config: &Config) -> Vec<Vec<&str>> {
-    let mut chains: Vec<Vec<&str>> = config
-        .fallback
-        .chains
-        .iter()
-        .map(|(model, chain)| {
-            std::iter::once(model.as_str())
-                .chain(chain.iter().map(String::as_str))
-                .collect()
-        })
-        .collect();
-    chains.extend(
-        config
-            .fallback
-            .tasks
-            .values()
-            .map(|chain| chain.iter().map(String::as_str).collect()),
-    );
-    chains
-}
-
 impl CounterSet {
     pub fn new(config: &Config) -> Self {
         let models: Vec<String> = config.models.iter().map(|m| m.name.clone()).collect();
@@ -269,11 +246,11 @@ impl CounterSet {
             names.push(format!("{PREFIX}.account_quota_stops;account={account}"));
         }
         let mut switches = Vec::new();
-        for chain in switch_chains(config) {
+        for (_, chain) in crate::plan::every_chain(config) {
             for (i, from) in chain.iter().enumerate() {
                 for to in chain.iter().skip(i + 1) {
-                    let from = models.iter().position(|m| m == from);
-                    let to = models.iter().position(|m| m == to);
+                    let from = models.iter().position(|m| *m == from.name);
+                    let to = models.iter().position(|m| *m == to.name);
                     if let (Some(f), Some(t)) = (from, to) {
                         if f != t {
                             switches.push((f, t));

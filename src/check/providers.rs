@@ -5,7 +5,7 @@ use super::{
     defined_cluster, finding, has_upstream_filter, type_name, warning, Report, Scope,
     HTTP_PROTOCOL_OPTIONS, WASM_FILTER,
 };
-use crate::config::{Config, ModelConfig};
+use crate::config::Config;
 use crate::plan;
 use serde_json::Value;
 
@@ -91,27 +91,10 @@ pub(super) fn check_provider_filters(scope: &Scope<'_>, report: &mut Report) {
     }
 }
 
-/// Each configured chain (`fallback.chains`, `fallback.tasks`) with the models it tries.
-fn chains(config: &Config) -> Vec<(String, Vec<&ModelConfig>)> {
-    let by_model = config.fallback.chains.keys().map(|model| {
-        (
-            format!("fallback.chains.{model}"),
-            plan::chain(config, model, None),
-        )
-    });
-    let by_task = config.fallback.tasks.keys().map(|task| {
-        (
-            format!("fallback.tasks.{task}"),
-            plan::chain(config, "", Some(task)),
-        )
-    });
-    by_model.chain(by_task).collect()
-}
-
 /// `next_request`: chains that span clusters fall back across them only between requests.
 pub(super) fn check_cross_cluster_chains(scope: &Scope<'_>, report: &mut Report) {
     let config = scope.config;
-    let spanning: Vec<String> = chains(config)
+    let spanning: Vec<String> = plan::every_chain(config)
         .into_iter()
         .filter_map(|(field, models)| {
             let mut clusters: Vec<String> = Vec::new();
@@ -140,7 +123,7 @@ pub(super) fn check_cross_cluster_chains(scope: &Scope<'_>, report: &mut Report)
 
 /// Any mode: a chain keeps one API family, since the filter rewrites only `model`.
 pub(super) fn check_api_families(at: &str, config: &Config, report: &mut Report) {
-    for (field, models) in chains(config) {
+    for (field, models) in plan::every_chain(config) {
         let first = models.first().map(|m| m.api);
         if models.iter().all(|m| Some(m.api) == first) {
             continue;

@@ -12,8 +12,8 @@
 //! Words are matched whole (ASCII) or as substrings (CJK, which has no spaces), in messages
 //! already lowercased by [`super::evidence::normalize`].
 
-use super::has_phrase;
 use super::ErrorClass;
+use super::{has_phrase, phrase_offsets as offsets};
 
 /// Money and allowances: what runs out when nothing but a payment or a long reset helps.
 const BILLING: &[&str] = &[
@@ -333,20 +333,6 @@ fn candidates<'a>(message: &str, words: &'a [&'a str]) -> impl Iterator<Item = &
 
 fn first<'a>(message: &str, words: &'a [&'a str]) -> Option<&'a str> {
     candidates(message, words).find(|w| has_phrase(message, w))
-}
-
-/// Byte offsets where `word` occurs (as a whole word, for ASCII words).
-fn offsets<'m>(message: &'m str, word: &'m str) -> impl Iterator<Item = usize> + 'm {
-    let bytes = message.as_bytes();
-    let alnum = |i: Option<&u8>| i.is_some_and(u8::is_ascii_alphanumeric);
-    message
-        .match_indices(word)
-        .map(|(i, _)| i)
-        .filter(move |&i| {
-            !word.is_ascii()
-                || (!alnum(i.checked_sub(1).and_then(|j| bytes.get(j)))
-                    && !alnum(bytes.get(i + word.len())))
-        })
 }
 
 /// A word of `a` and a word of `b` within [`NEAR`] bytes of each other. Each word is looked for

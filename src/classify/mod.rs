@@ -325,19 +325,22 @@ fn envoy_local_reply(answer: &Answer, evidence: &Evidence) -> Option<Decision> {
 
 /// Whole-word (for ASCII) phrase search in a normalized message.
 fn has_phrase(message: &str, phrase: &str) -> bool {
-    if !phrase.is_ascii() {
-        return message.contains(phrase);
-    }
+    phrase_offsets(message, phrase).next().is_some()
+}
+
+/// Byte offsets where `phrase` occurs in `message`, as a whole word for ASCII phrases (CJK has
+/// no spaces: any occurrence counts).
+fn phrase_offsets<'m>(message: &'m str, phrase: &'m str) -> impl Iterator<Item = usize> + 'm {
     let bytes = message.as_bytes();
-    message.match_indices(phrase).any(|(start, _)| {
-        let end = start + phrase.len();
-        let before = start
-            .checked_sub(1)
-            .and_then(|i| bytes.get(i))
-            .is_none_or(|b| !b.is_ascii_alphanumeric());
-        let after = bytes.get(end).is_none_or(|b| !b.is_ascii_alphanumeric());
-        before && after
-    })
+    let alnum = |i: Option<&u8>| i.is_some_and(u8::is_ascii_alphanumeric);
+    message
+        .match_indices(phrase)
+        .map(|(i, _)| i)
+        .filter(move |&i| {
+            !phrase.is_ascii()
+                || (!alnum(i.checked_sub(1).and_then(|j| bytes.get(j)))
+                    && !alnum(bytes.get(i + phrase.len())))
+        })
 }
 
 fn phrase_in(evidence: &Evidence, phrases: &[&str]) -> Option<String> {

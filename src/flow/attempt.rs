@@ -48,8 +48,8 @@ pub fn plan(
     // A retry Envoy makes before (or without) this attempt's judgement, after a reset or a
     // connect failure, goes where the route says: to this attempt's cluster, or to the next
     // provider when one more failure would open this model's circuit.
-    let retry_cluster = no_answer_cluster(cx, request).unwrap_or_else(|| request.cluster.clone());
-    name_cluster(config, request, &retry_cluster, out);
+    let retry_cluster = no_answer_cluster(cx, request);
+    name_cluster(config, request, retry_cluster, out);
     let target = request.next.clone();
     let upstream = config
         .model(&target)
@@ -81,10 +81,7 @@ fn arrive(
     if !providers.in_request() || request.tried.is_empty() {
         return false;
     }
-    let planned = config
-        .model(&request.next)
-        .map_or(request.cluster.as_str(), |m| config.cluster_of(m))
-        .to_owned();
+    let planned = request.next_cluster(config).to_owned();
     if planned == request.cluster {
         return false;
     }
@@ -135,7 +132,7 @@ fn no_answer_cluster(cx: &Cx<'_>, request: &Request) -> Option<String> {
         if m.name == target {
             Admission::Cooling { until_ms: u64::MAX }
         } else {
-            cx.admission(&cx.health.read(&m.name))
+            cx.admission_of(&m.name)
         }
     };
     let next = plan::after_failure(
@@ -172,12 +169,7 @@ fn misrouted(cx: &Cx<'_>, request: &mut Request, planned: &str, actual: &str, ou
     let on_actual: Vec<&ModelConfig> = chain.iter().copied().filter(usable).collect();
     let choice = on_actual
         .iter()
-        .find(|m| {
-            !matches!(
-                cx.admission(&cx.health.read(&m.name)),
-                Admission::Cooling { .. }
-            )
-        })
+        .find(|m| !matches!(cx.admission_of(&m.name), Admission::Cooling { .. }))
         .or(on_actual.first());
     let slot = cx.counters.slot(Some(&request.next));
     log::warn!(
@@ -494,26 +486,26 @@ pub enum After {
 fn name_cluster(
     config: &crate::config::Config,
     request: &mut Request,
-    cluster: &str,
+    cluster: Option<String>,
     out: &mut Effects,
 ) {
+    // `None`: the latest attempt's cluster (copied only when it must be written).
+    let wanted = cluster.as_deref().unwrap_or(&request.cluster);
     let found = match request.named_cluster.as_deref() {
-        Some(named) => named == cluster,
-        None => cluster == config.fallback.default_cluster,
+        Some(named) => named == wanted,
+        None => wanted == config.fallback.default_cluster,
     };
     if !found {
-        out.route_next(cluster);
-        request.named_cluster = Some(cluster.to_owned());
+        let wanted = cluster.unwrap_or_else(|| request.cluster.clone());
+        out.route_next(wanted.clone());
+        request.named_cluster = Some(wanted);
     }
 }
 
 /// Names the cluster of `request.next` (the model the router's retry asks).
 fn name_next_cluster(config: &crate::config::Config, request: &mut Request, out: &mut Effects) {
-    let cluster = config
-        .model(&request.next)
-        .map_or(request.cluster.as_str(), |m| config.cluster_of(m))
-        .to_owned();
-    name_cluster(config, request, &cluster, out);
+    let cluster = request.next_cluster(config).to_owned();
+    name_cluster(config, request, Some(cluster), out);
 }
 
 /// After a failed answer from `model` (the attempt's model): updates its health and decides
@@ -563,7 +555,7 @@ pub fn after_failure(
         .copied()
         .filter(|m| in_request || config.cluster_of(m) == request.cluster)
         .collect();
-    let admission = |m: &ModelConfig| cx.admission(&cx.health.read(&m.name));
+    let admission = |m: &ModelConfig| cx.admission_of(&m.name);
     let decide = |chain: &[&ModelConfig]| {
         plan::after_failure(
             config,

@@ -107,6 +107,11 @@ impl Cx<'_> {
         self.clock.now_ms()
     }
 
+    /// Whether `model`'s shared health lets a request use it now.
+    pub fn admission_of(&self, model: &str) -> Admission {
+        self.admission(&self.health.read(model))
+    }
+
     /// Whether `health` lets a request use its model now (a clean record needs no clock).
     pub fn admission(&self, health: &Health) -> Admission {
         if health.is_clean() {

@@ -120,6 +120,14 @@ impl Request {
         &self.next
     }
 
+    /// The cluster of the model the next attempt asks (the latest attempt's, for a model the
+    /// configuration does not know).
+    pub fn next_cluster<'a>(&'a self, config: &'a crate::config::Config) -> &'a str {
+        config
+            .model(&self.next)
+            .map_or(self.cluster.as_str(), |m| config.cluster_of(m))
+    }
+
     /// The model the client is told served (or was asked last).
     pub fn model_shown(&self) -> &str {
         self.served

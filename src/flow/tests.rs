@@ -102,6 +102,29 @@ impl Bed {
         (verdict, out)
     }
 
+    /// An attempt on `model` that ended without an answer (`ending`), as the upstream filter
+    /// judges it when the attempt is done.
+    fn ended(
+        &self,
+        request: &mut Request,
+        model: &str,
+        ending: crate::attempt::Ending,
+    ) -> (After, Effects) {
+        let verdict = ending.verdict().unwrap();
+        let mut out = Effects::default();
+        let after = attempt::after_failure(
+            &self.cx(),
+            request,
+            "r1",
+            model,
+            0,
+            &verdict,
+            Seen::Nothing,
+            &mut out,
+        );
+        (after, out)
+    }
+
     /// The judgement of an answer to an attempt already planned, and what follows.
     fn judge_after(
         &self,
@@ -485,18 +508,7 @@ fn an_attempt_without_an_answer_writes_no_header_but_still_plans_the_retry() {
     let bed = Bed::new(json!({}));
     let mut request = bed.routed("gpt-4o", Safety::Safe);
     bed.plan(&mut request);
-    let verdict = crate::attempt::Ending::NoAnswer.verdict().unwrap();
-    let mut out = Effects::default();
-    let after = attempt::after_failure(
-        &bed.cx(),
-        &mut request,
-        "r1",
-        "gpt-4o",
-        0,
-        &verdict,
-        Seen::Nothing,
-        &mut out,
-    );
+    let (after, out) = bed.ended(&mut request, "gpt-4o", crate::attempt::Ending::NoAnswer);
     assert_eq!(after, After::Next(Next::Retry));
     assert!(
         out.iter().all(|e| matches!(e, Effect::Count(..))),
@@ -785,19 +797,12 @@ fn an_attempt_that_lands_on_another_cluster_asks_a_model_served_there() {
 fn a_switch_decided_without_an_answer_names_the_cluster_and_writes_no_header() {
     let bed = in_request();
     let mut request = bed.routed("gpt-4o", Safety::Safe);
-    let verdict = crate::attempt::Ending::ConnectFailure.verdict().unwrap();
     for expected in [Next::Retry, Next::Switch("claude".into())] {
         bed.plan(&mut request);
-        let mut out = Effects::default();
-        let after = attempt::after_failure(
-            &bed.cx(),
+        let (after, out) = bed.ended(
             &mut request,
-            "r1",
             "gpt-4o",
-            0,
-            &verdict,
-            Seen::Nothing,
-            &mut out,
+            crate::attempt::Ending::ConnectFailure,
         );
         assert_eq!(after, After::Next(expected.clone()));
         assert!(
@@ -851,17 +856,10 @@ fn an_attempt_whose_failure_would_open_the_circuit_names_the_next_provider_befor
     let (_, out) = plan_landing(&bed, &mut request, "a");
     assert!(out.is_empty());
     // It ends without an answer (connect failure): a retry on gpt-4o is planned.
-    let verdict = crate::attempt::Ending::ConnectFailure.verdict().unwrap();
-    let mut out = Effects::default();
-    let after = attempt::after_failure(
-        &bed.cx(),
+    let (after, _) = bed.ended(
         &mut request,
-        "r1",
         "gpt-4o",
-        0,
-        &verdict,
-        Seen::Nothing,
-        &mut out,
+        crate::attempt::Ending::ConnectFailure,
     );
     assert_eq!(after, After::Next(Next::Retry));
     // Attempt 2 starts on gpt-4o: one more failure opens its circuit, so the router's retry is
