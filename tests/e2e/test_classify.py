@@ -31,6 +31,13 @@ CASES = [
     ("acme-2", 400, {}, {"type": "error", "error": {"type": "invalid_request_error", "message": "Your credit balance is too low to access the Anthropic API."}}, "quota_exhausted", None, True),
     ("acme-3", 429, {}, [{"error": {"code": 429, "message": "You exceeded your current quota.", "status": "RESOURCE_EXHAUSTED", "details": [{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{"quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier"}]}, {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "42s"}]}}], "quota_exhausted", "42000", True),
     ("acme-3", 402, {}, {"error": {"reason": "CREDITS_DEPLETED", "message": "x"}}, "quota_exhausted", None, True),  # the shipped operator rule
+    # Real answers only the generalised rules read (tests/fixtures/corpus/): Cloudflare's
+    # `errors[]` envelope with a daily allocation, Zhipu's expired plan in Chinese (a concept:
+    # plan + expired), NAVER's `status` envelope, "Unauthorized" under Anthropic's `api_error`.
+    ("acme-3", 429, {}, {"errors": [{"code": 3036, "message": "You have used up your daily free allocation of 10,000 neurons. Please upgrade to Cloudflare's Workers Paid plan if you would like to continue usage."}], "messages": [], "success": False}, "quota_exhausted", None, True),
+    ("acme-3", 429, {}, {"error": {"code": "1309", "message": "您的 GLM Coding Plan 套餐已到期,暂无法使用,前往官方续订后即可恢复 https://bigmodel.cn/claude-code"}}, "quota_exhausted", None, True),
+    ("acme-3", 400, {}, {"status": {"code": "40003", "message": "Context length exceeded"}}, "context_overflow", None, True),
+    ("acme-2", 401, {}, {"error": {"message": "Unauthorized", "type": "api_error", "param": None, "code": None}}, "auth", None, True),
 ]
 
 
