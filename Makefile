@@ -2,7 +2,7 @@
 #   make demo   build the filter, start the mock LLM and Envoy with the shipped config, show traffic
 #   make test   everything CI runs: lint, unit tests (native and wasm), end-to-end tests in Envoy,
 #               the classifier gate on real answers
-.PHONY: demo test bench bench-cpu eval eval-gate soak setup build lint unit unit-wasm e2e clean
+.PHONY: demo test trap-wasm bench bench-cpu eval eval-gate soak setup build lint unit unit-wasm e2e clean
 
 WASM := target/wasm32-wasip1/release/llm_fallback.wasm
 PY := .venv/bin/python
@@ -34,8 +34,12 @@ unit-wasm: setup
 	CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=$(CURDIR)/.tools/bin/wasm-bindgen-test-runner \
 	  cargo test --lib --target wasm32-unknown-unknown
 
-e2e: build
+e2e: build trap-wasm
 	$(PY) -m pytest -q tests/e2e
+
+# The test bed's build whose VM traps on request (`x-llm-test-trap`): what survives a VM reload.
+trap-wasm:
+	CARGO_TARGET_DIR=target/trap cargo build --release --lib --target wasm32-wasip1 --features test-trap
 
 # The classifier on real answers it was not written from (held-out corpus, split by source).
 eval: build

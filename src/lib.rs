@@ -16,6 +16,7 @@ pub mod inflate;
 pub mod model_field;
 pub mod plan;
 pub mod safety;
+pub mod shaping;
 pub mod sse;
 pub mod stats;
 pub mod usage;

@@ -109,7 +109,7 @@ pub fn every_chain(config: &Config) -> Vec<(String, Vec<&ModelConfig>)> {
     by_model.chain(by_task).collect()
 }
 
-fn tier_rank(config: &Config, model: &ModelConfig) -> usize {
+pub fn tier_rank(config: &Config, model: &ModelConfig) -> usize {
     model
         .tier
         .as_ref()

@@ -123,6 +123,63 @@ pub enum Counter {
     /// route's matcher does not list it, or the route does not pick clusters again on retry):
     /// asked a model of the cluster they reached instead. By the model planned.
     Misrouted(ModelSlot),
+    /// Traffic shaping, by priority class (index into `shaping.classes`) and what happened.
+    Shaping(usize, ShapingEvent),
+}
+
+/// What traffic shaping did with a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShapingEvent {
+    /// Took a slot of its own class's pool at once (or held none: no limit in force).
+    Admitted,
+    /// Took an idle slot of a lower class's pool.
+    Borrowed,
+    /// Took a slot of the long-task pool.
+    Long,
+    /// Waited in its queue.
+    Queued,
+    /// Left its queue with a slot.
+    Released,
+    /// The client went away while it waited.
+    Abandoned,
+    /// Answered 429 at its limit.
+    Rejected,
+    /// Routed to a lower tier at its limit.
+    Downgraded,
+    /// Answered 429 with `Retry-After` to an off-peak window, the load's end, or its queue time.
+    Deferred,
+    /// Slots of a dead VM taken back (counted under the class whose pool it was).
+    Reclaimed,
+}
+
+impl ShapingEvent {
+    pub const ALL: [ShapingEvent; 10] = [
+        ShapingEvent::Admitted,
+        ShapingEvent::Borrowed,
+        ShapingEvent::Long,
+        ShapingEvent::Queued,
+        ShapingEvent::Released,
+        ShapingEvent::Abandoned,
+        ShapingEvent::Rejected,
+        ShapingEvent::Downgraded,
+        ShapingEvent::Deferred,
+        ShapingEvent::Reclaimed,
+    ];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ShapingEvent::Admitted => "admitted",
+            ShapingEvent::Borrowed => "borrowed",
+            ShapingEvent::Long => "long",
+            ShapingEvent::Queued => "queued",
+            ShapingEvent::Released => "released",
+            ShapingEvent::Abandoned => "abandoned",
+            ShapingEvent::Rejected => "rejected",
+            ShapingEvent::Downgraded => "downgraded",
+            ShapingEvent::Deferred => "deferred",
+            ShapingEvent::Reclaimed => "reclaimed",
+        }
+    }
 }
 
 /// What was done with an upstream's stated wait.
@@ -161,6 +218,8 @@ pub struct CounterSet {
     /// The (from, to) model slots a configured chain can switch between, sorted: only these
     /// get `fallbacks` counters (not every pair of models).
     switches: Vec<(usize, usize)>,
+    /// Priority classes of traffic shaping (none when it is off).
+    classes: usize,
     names: Vec<String>,
 }
 
@@ -275,11 +334,25 @@ impl CounterSet {
                 ));
             }
         }
+        let classes: Vec<&str> = config
+            .shaping
+            .iter()
+            .flat_map(|s| s.classes.iter().map(|c| c.name.as_str()))
+            .collect();
+        for class in &classes {
+            for event in ShapingEvent::ALL {
+                names.push(format!(
+                    "{PREFIX}.shaping;priority={class};event={}",
+                    event.as_str()
+                ));
+            }
+        }
         Self {
             models,
             model_accounts,
             accounts,
             switches,
+            classes: classes.len(),
             names,
         }
     }
@@ -354,6 +427,7 @@ impl CounterSet {
         let base_accounts =
             base_cooldowns + per_model_class + 10 * slots + WaitHintOutcome::ALL.len();
         let base_fallbacks = base_accounts + self.accounts.len();
+        let base_shaping = base_fallbacks + self.switches.len() * switch_classes().count();
         Some(CounterId(match counter {
             Counter::Requests(m) => m.0,
             Counter::Attempts(m) => slots + m.0,
@@ -381,6 +455,13 @@ impl CounterSet {
             Counter::Misrouted(m) => base_probes + 9 * slots + m.0,
             Counter::WaitHints(o) => base_probes + 10 * slots + o as usize,
             Counter::AccountQuotaStops(a) => base_accounts + a.0,
+            Counter::Shaping(class, event) => {
+                if class >= self.classes {
+                    return None;
+                }
+                let event = ShapingEvent::ALL.iter().position(|e| *e == event)?;
+                base_shaping + class * ShapingEvent::ALL.len() + event
+            }
         }))
     }
 }

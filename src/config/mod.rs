@@ -6,6 +6,7 @@
 //! a feature off) and validated. Every error names the field it is about.
 
 mod pb_struct;
+pub mod shaping;
 pub mod trust;
 
 use crate::classify::rules::{Rule, Rules};
@@ -364,6 +365,12 @@ fn f64_or_text<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<f64,
     }
 }
 
+fn f64_or_text_opt<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<f64>, D::Error> {
+    f64_or_text(deserializer).map(Some)
+}
+
 fn default_error_rate() -> f64 {
     0.05
 }
@@ -464,6 +471,9 @@ pub struct Config {
     /// How far this listener's clients may steer their own requests.
     #[serde(default)]
     pub trust: trust::TrustConfig,
+    /// Priority classes, concurrency pools, queues and off-peak deferral (off when absent).
+    #[serde(default)]
+    pub shaping: Option<shaping::ShapingConfig>,
 }
 
 impl Config {
@@ -568,6 +578,9 @@ impl Config {
                     ));
                 }
             }
+        }
+        if let Some(shaping) = &self.shaping {
+            shaping.validate(&self.models)?;
         }
         self.validate_fallback()
     }

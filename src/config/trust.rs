@@ -84,14 +84,16 @@ pub struct Decided {
 
 impl TrustConfig {
     /// The route's values win; the client's count only as far as this listener trusts them.
-    pub fn decide(&self, client: Policy, route: Policy) -> Decided {
+    /// `lower(value)`: whether a priority value lowers the request (or keeps its default), the
+    /// most a `lower` listener allows: `normal`/`batch`, or with traffic shaping a class at or
+    /// below the default class.
+    pub fn decide(&self, client: Policy, route: Policy, lower: &dyn Fn(&str) -> bool) -> Decided {
         let mut ignored = Vec::new();
         let priority = route.priority.or_else(|| {
             let asked = client.priority?;
-            let is = |name: &str| asked.trim().eq_ignore_ascii_case(name);
             let allowed = match self.priority {
                 PriorityTrust::None => false,
-                PriorityTrust::Lower => is("normal") || is("batch"),
+                PriorityTrust::Lower => lower(asked.trim()),
                 PriorityTrust::Any => true,
             };
             if allowed {
@@ -162,6 +164,11 @@ mod tests {
     use super::*;
     use wasm_bindgen_test::wasm_bindgen_test;
 
+    /// What a `lower` listener allows without traffic shaping.
+    fn lower(v: &str) -> bool {
+        v.eq_ignore_ascii_case("normal") || v.eq_ignore_ascii_case("batch")
+    }
+
     fn client(priority: &str, task: &str, safety: &str) -> Policy {
         let some = |v: &str| (!v.is_empty()).then(|| v.to_owned());
         Policy {
@@ -174,10 +181,14 @@ mod tests {
     #[wasm_bindgen_test(unsupported = test)]
     fn clients_are_trusted_only_as_far_as_the_listener_says() {
         let default = TrustConfig::default();
-        let d = default.decide(client("critical", "code", "safe"), Policy::default());
+        let d = default.decide(
+            client("critical", "code", "safe"),
+            Policy::default(),
+            &lower,
+        );
         assert_eq!(d.policy, Policy::default());
         assert_eq!(d.ignored, ["priority", "task", "retry_safety"]);
-        let d = default.decide(client("batch", "", "unsafe"), Policy::default());
+        let d = default.decide(client("batch", "", "unsafe"), Policy::default(), &lower);
         assert_eq!(d.policy, client("batch", "", "unsafe"));
         assert!(d.ignored.is_empty());
         let open = TrustConfig {
@@ -186,14 +197,18 @@ mod tests {
             retry_safety: SafetyTrust::Any,
             route_metadata: true,
         };
-        let d = open.decide(client("critical", "code", "safe"), Policy::default());
+        let d = open.decide(
+            client("critical", "code", "safe"),
+            Policy::default(),
+            &lower,
+        );
         assert_eq!(d.policy, client("critical", "code", "safe"));
         let none = TrustConfig {
             priority: PriorityTrust::None,
             ..default
         };
         assert_eq!(
-            none.decide(client("batch", "", ""), Policy::default())
+            none.decide(client("batch", "", ""), Policy::default(), &lower)
                 .policy
                 .priority,
             None
@@ -205,6 +220,7 @@ mod tests {
         let d = TrustConfig::default().decide(
             client("batch", "quick", ""),
             client("critical", "code", "safe"),
+            &lower,
         );
         assert_eq!(d.policy, client("critical", "code", "safe"));
         assert!(d.ignored.is_empty());

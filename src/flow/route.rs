@@ -317,3 +317,37 @@ pub fn retry_policy(safety: Safety, slot: ModelSlot, out: &mut Effects) {
         }
     }
 }
+
+/// Rewrites a request's chain to its first model of a lower tier than the one it was routed to
+/// (traffic shaping's `at_limit: downgrade`): the first of its chain that ranks lower, fits the
+/// request and is not cooling down. Returns the new first model's cluster; `None` when the chain
+/// has no such model (the caller rejects instead). Never for a `critical` request.
+pub fn downgrade(cx: &Cx<'_>, request: &mut Request) -> Option<String> {
+    let config = cx.config;
+    if request.priority == Priority::Critical {
+        return None;
+    }
+    let primary = config.model(&request.requested)?;
+    let routed = config.model(&request.next).unwrap_or(primary);
+    let floor = plan::tier_rank(config, routed);
+    if request.features.is_none() {
+        request.features = request.body.as_deref().map(Features::of_body);
+    }
+    let chain = plan::chain(config, &request.requested, request.task.as_deref());
+    let model = chain.into_iter().find(|m| {
+        plan::tier_rank(config, m) > floor
+            && plan::fits(
+                config,
+                m,
+                primary,
+                Priority::Normal,
+                request.features.as_ref(),
+            )
+            .is_ok()
+            && cx.admission_of(&m.name) == Admission::Healthy
+    })?;
+    request.next = model.name.clone();
+    request.first_clean = None;
+    request.cluster = config.cluster_of(model).to_owned();
+    Some(request.cluster.clone())
+}

@@ -5,13 +5,15 @@
 use super::apply::{apply, HostClock};
 use super::count::{self, Position, Streaming};
 use super::headers::RequestHeaders;
+use super::shaping::{self, Arrival};
 use super::{host, idempotency, identity, requests, Plugin};
 use crate::classify::Answer;
-use crate::flow::route::{self, Ask, Start};
+use crate::flow::route::{self, Start};
 use crate::flow::{attempt, Effects, Safety};
 use crate::inflate::{self, Encoding};
 use crate::model_field::find_model;
 use crate::plan::{self, Priority};
+use crate::shaping::{refuse, Ask, Lane};
 use crate::stats::{BodySkip, ModelSlot};
 use proxy_wasm::traits::{Context, HttpContext};
 use proxy_wasm::types::{Action, BufferType, MapType};
@@ -30,6 +32,9 @@ enum Step {
     AwaitingBody,
     /// Routed (or passed through): the final answer is awaited.
     Routed,
+    /// Routed, and held in the traffic-shaping queue until a slot frees (the timer resumes it,
+    /// downgrades it or answers it).
+    Queued,
     /// This filter answered the request itself; its reply's callbacks come back here.
     Responded,
     /// Counted; nothing more to do with the request.
@@ -38,6 +43,11 @@ enum Step {
 
 pub struct ClientContext {
     plugin: Rc<Plugin>,
+    context_id: u32,
+    /// Its priority class and lane, when traffic shaping is on.
+    shaped: Option<Ask>,
+    /// When it was routed, and the model it was routed to (for the load trigger's P95).
+    timed: Option<(u64, String)>,
     step: Step,
     /// The request's model label slot, once counted.
     slot: ModelSlot,
@@ -56,9 +66,12 @@ pub struct ClientContext {
 }
 
 impl ClientContext {
-    pub fn new(plugin: Rc<Plugin>) -> Self {
+    pub fn new(plugin: Rc<Plugin>, context_id: u32) -> Self {
         Self {
             plugin,
+            context_id,
+            shaped: None,
+            timed: None,
             step: Step::Start,
             slot: ModelSlot::default(),
             id: None,
@@ -133,20 +146,62 @@ impl ClientContext {
         if let (Ok(field), Some(id)) = (&field, self.id.as_deref()) {
             let clock = HostClock::default();
             let cx = plugin.cx(&clock);
-            let ask = Ask {
+            self.shaped = self.shaping_ask(&body);
+            let priority = match (&config.shaping, self.shaped) {
+                (Some(s), Some(ask)) => s
+                    .classes
+                    .get(ask.class)
+                    .map_or(Priority::Normal, |c| c.fallback.priority()),
+                _ => Priority::from_header(self.request.priority.as_deref()),
+            };
+            let ask = route::Ask {
                 model: &field.value,
                 task: self.request.task.as_deref(),
-                priority: Priority::from_header(self.request.priority.as_deref()),
+                priority,
                 body,
                 safety: self.safety,
             };
             let mut out = Effects::default();
             match route::start(&cx, id, ask, &mut out) {
                 Start::Route {
-                    cluster: first,
+                    cluster: mut first,
                     mut request,
                 } => {
                     request.body_encoding = self.encoding;
+                    if let Some(ask) = self.shaped {
+                        match shaping::arrive(&plugin, self.context_id, Some(id), ask, id) {
+                            Arrival::Go => {}
+                            Arrival::Wait => {
+                                requests::insert(id, *request);
+                                apply(&plugin, MapType::HttpRequestHeaders, out);
+                                host::set_header(
+                                    MapType::HttpRequestHeaders,
+                                    &config.fallback.cluster_header,
+                                    &first,
+                                );
+                                self.step = Step::Queued;
+                                return Action::Pause;
+                            }
+                            Arrival::Downgrade(reason) => {
+                                match route::downgrade(&cx, &mut request) {
+                                    Some(lower) => {
+                                        shaping::downgraded(self.context_id, ask.class, reason);
+                                        first = lower;
+                                    }
+                                    None => {
+                                        let out = shaping::rejection(&plugin, ask, reason, id);
+                                        return self.refused(out);
+                                    }
+                                }
+                            }
+                            Arrival::Refused(refusal) => return self.refused(refusal),
+                        }
+                    }
+                    if let Some(s) = config.shaping.as_ref().and_then(|s| s.load.as_ref()) {
+                        if s.engage_p95_ms.is_some() && request.next == s.model {
+                            self.timed = Some((cx.now(), request.next.clone()));
+                        }
+                    }
                     requests::insert(id, *request);
                     cluster = first;
                 }
@@ -170,6 +225,31 @@ impl ClientContext {
         );
         self.step = Step::Routed;
         Action::Continue
+    }
+
+    /// The request's priority class and lane (traffic shaping on, the model configured).
+    fn shaping_ask(&self, body: &[u8]) -> Option<Ask> {
+        let config = self.plugin.config.shaping.as_ref()?;
+        let key = (!config.keys.is_empty())
+            .then(|| self.request.credential.as_deref().map(sha256_hex))
+            .flatten();
+        let class =
+            crate::shaping::class_for(config, self.request.priority.as_deref(), key.as_deref());
+        let lane = match &config.long_tasks {
+            Some(long) if crate::shaping::is_long(long, body) => Lane::Long,
+            _ => Lane::Class,
+        };
+        Some(Ask { class, lane })
+    }
+
+    /// Answered locally by traffic shaping: nothing was sent, the key is free again.
+    fn refused(&mut self, out: Effects) -> Action {
+        if let Some((index, hash)) = self.idempotency.take() {
+            idempotency::release(index, hash);
+        }
+        apply(&self.plugin, MapType::HttpRequestHeaders, out);
+        self.step = Step::Responded;
+        Action::Pause
     }
 
     /// A body that cannot be read (an encoding the filter does not decode, or one that does not
@@ -236,14 +316,23 @@ impl Context for ClientContext {
             }
             // The client left before its body was complete: still a request.
             Step::AwaitingBody => self.count(None, None),
-            Step::Start | Step::Routed | Step::Responded | Step::Done => {}
+            Step::Start | Step::Routed | Step::Queued | Step::Responded | Step::Done => {}
         }
         let request = self.id.as_deref().and_then(requests::remove);
+        // Answered by the shaping timer while queued: nothing was sent.
+        let never_sent = self.shaped.is_some() && shaping::was_replied(self.context_id);
+        if self.shaped.is_some() {
+            shaping::finish(&self.plugin, self.context_id);
+        }
         if let Some((index, hash)) = self.idempotency.take() {
-            let proven = request
-                .as_ref()
-                .is_some_and(|r| r.safety.proven_rejection());
-            idempotency::finish(index, hash, self.status, proven);
+            if never_sent {
+                idempotency::release(index, hash);
+            } else {
+                let proven = request
+                    .as_ref()
+                    .is_some_and(|r| r.safety.proven_rejection());
+                idempotency::finish(index, hash, self.status, proven);
+            }
         }
         true
     }
@@ -253,6 +342,10 @@ impl HttpContext for ClientContext {
     fn on_http_request_headers(&mut self, _num_headers: usize, end_of_stream: bool) -> Action {
         if self.plugin.config.models.is_empty() {
             return self.observe_only(end_of_stream);
+        }
+        #[cfg(all(feature = "test-trap", target_arch = "wasm32"))]
+        if host::header(MapType::HttpRequestHeaders, "x-llm-test-trap").is_some() {
+            core::arch::wasm32::unreachable();
         }
         self.request = RequestHeaders::read(&self.plugin.config);
         // Each provider cluster brings its own key: the client's never goes upstream.
@@ -300,7 +393,9 @@ impl HttpContext for ClientContext {
             // Envoy buffers the body until its end (the router keeps it for retries anyway).
             Step::AwaitingBody if !end_of_stream => Action::Pause,
             Step::AwaitingBody => self.read_body(body_size),
-            Step::Start | Step::Routed | Step::Responded | Step::Done => Action::Continue,
+            Step::Start | Step::Routed | Step::Queued | Step::Responded | Step::Done => {
+                Action::Continue
+            }
         }
     }
 
@@ -308,9 +403,12 @@ impl HttpContext for ClientContext {
         match self.step {
             // A body with trailers: its end is signalled here, not by the body callback.
             Step::AwaitingBody => self.read_body(usize::MAX >> 1),
-            Step::Start | Step::Counting(_) | Step::Routed | Step::Responded | Step::Done => {
-                Action::Continue
-            }
+            Step::Start
+            | Step::Counting(_)
+            | Step::Routed
+            | Step::Queued
+            | Step::Responded
+            | Step::Done => Action::Continue,
         }
     }
 
@@ -320,7 +418,9 @@ impl HttpContext for ClientContext {
             .unwrap_or(0);
         // The filter's own answer (a duplicate, a batch refusal, an exhausted chain) says what
         // it is already: nothing to judge or explain.
-        if matches!(self.step, Step::Responded) {
+        if matches!(self.step, Step::Responded)
+            || (self.shaped.is_some() && shaping::was_replied(self.context_id))
+        {
             return Action::Continue;
         }
         let plugin = Rc::clone(&self.plugin);
@@ -354,7 +454,26 @@ impl HttpContext for ClientContext {
             None => self.safety,
         };
         route::block_client_retry(safety, self.slot, self.status, &mut out);
+        if let (Some(config), Some(ask)) = (&plugin.config.shaping, self.shaped) {
+            let treatment = shaping::treatment(self.context_id).unwrap_or(refuse::Treatment {
+                class: ask.class,
+                ..refuse::Treatment::default()
+            });
+            refuse::explain(config, &treatment, &mut out);
+            if let Some((routed, model)) = self.timed.take() {
+                let queued = treatment.waited_ms.unwrap_or(0);
+                let time = cx.now().saturating_sub(routed).saturating_sub(queued);
+                shaping::observe_time(&plugin, &model, time);
+            }
+        }
         apply(&plugin, MapType::HttpResponseHeaders, out);
         Action::Continue
     }
+}
+
+/// Hex SHA-256 of a credential header's value (the operator's key-to-class mapping).
+fn sha256_hex(value: &[u8]) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(value);
+    digest.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -43,6 +43,8 @@ pub struct Fake {
     pub cas_conflicts: u32,
     /// The plugin's configuration (`PluginConfiguration` buffer).
     pub plugin_config: Vec<u8>,
+    /// Shared queues (id = index + 1): name and items.
+    pub queues: Vec<(String, Vec<Vec<u8>>)>,
 }
 
 thread_local! {
@@ -179,6 +181,60 @@ pub fn send_response(status: u32, headers: &[(&str, &[u8])], body: &[u8]) -> Res
 pub fn resume_response() -> Result<(), Status> {
     record("resume_response".to_owned());
     Ok(())
+}
+
+pub fn resume_request() -> Result<(), Status> {
+    record("resume_request".to_owned());
+    Ok(())
+}
+
+pub fn record_metric(id: u32, value: u64) -> Result<(), Status> {
+    with(|f| {
+        let metric = f.metrics.get_mut(id as usize).ok_or(Status::NotFound)?;
+        metric.1 = i64::try_from(value).unwrap_or(i64::MAX);
+        Ok(())
+    })
+}
+
+pub fn register_shared_queue(name: &str) -> Result<u32, Status> {
+    record(format!("register_shared_queue {name}"));
+    with(|f| {
+        f.queues.push((name.to_owned(), Vec::new()));
+        u32::try_from(f.queues.len()).map_err(|_| Status::InternalFailure)
+    })
+}
+
+pub fn resolve_shared_queue(_vm_id: &str, name: &str) -> Result<u32, Status> {
+    with(|f| {
+        let index = f
+            .queues
+            .iter()
+            .rposition(|(n, _)| n == name)
+            .ok_or(Status::NotFound)?;
+        u32::try_from(index + 1).map_err(|_| Status::InternalFailure)
+    })
+}
+
+pub fn enqueue_shared_queue(id: u32, value: &[u8]) -> Result<(), Status> {
+    record(format!("enqueue_shared_queue {id}"));
+    with(|f| {
+        let queue = f
+            .queues
+            .get_mut((id as usize).wrapping_sub(1))
+            .ok_or(Status::NotFound)?;
+        queue.1.push(value.to_vec());
+        Ok(())
+    })
+}
+
+pub fn dequeue_shared_queue(id: u32) -> Result<Option<Vec<u8>>, Status> {
+    with(|f| {
+        let queue = f
+            .queues
+            .get_mut((id as usize).wrapping_sub(1))
+            .ok_or(Status::NotFound)?;
+        Ok((!queue.1.is_empty()).then(|| queue.1.remove(0)))
+    })
 }
 
 pub fn set_effective_context(context_id: u32) -> Result<(), Status> {

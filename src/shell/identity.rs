@@ -80,7 +80,11 @@ pub fn apply_trust(plugin: &Plugin, request: &mut RequestHeaders) {
     } else {
         Policy::default()
     };
-    let decided = config.trust.decide(client, route);
+    let lower = |value: &str| match &config.shaping {
+        Some(shaping) => crate::shaping::lowers(shaping, value),
+        None => value.eq_ignore_ascii_case("normal") || value.eq_ignore_ascii_case("batch"),
+    };
+    let decided = config.trust.decide(client, route, &lower);
     if !decided.ignored.is_empty() {
         log::info!(
             "client policy not trusted on this listener, ignored: {}",

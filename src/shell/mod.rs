@@ -26,6 +26,7 @@ mod raw;
 #[path = "fake_host.rs"]
 pub(crate) mod raw;
 mod requests;
+mod shaping;
 mod shared_health;
 mod status;
 mod upstream;
@@ -160,6 +161,7 @@ impl RootContext for Root {
         });
         if role == Role::Client {
             idempotency::init_slots(&plugin);
+            shaping::configure(&plugin);
         }
         let period = if role == Role::Upstream && plugin.config.fallback.stream_start.enabled {
             HOLD_TICK
@@ -183,6 +185,9 @@ impl RootContext for Root {
         if holds::any() {
             holds::release_expired(now);
         }
+        if let Some(plugin) = self.plugin.as_ref().filter(|p| p.role == Role::Client) {
+            shaping::tick(plugin);
+        }
         let flush_ms = u64::try_from(FLUSH_PERIOD.as_millis()).unwrap_or(1000);
         if now.saturating_sub(self.flushed_ms) + 10 >= flush_ms {
             self.flushed_ms = now;
@@ -192,13 +197,19 @@ impl RootContext for Root {
         }
     }
 
+    fn on_queue_ready(&mut self, queue_id: u32) {
+        if let Some(plugin) = self.plugin.as_ref().filter(|p| p.role == Role::Client) {
+            shaping::woken(plugin, queue_id);
+        }
+    }
+
     fn create_http_context(&self, context_id: u32) -> Option<Box<dyn HttpContext>> {
         // Returning None makes the SDK panic; an unconfigured plugin passes traffic through.
         let Some(plugin) = self.plugin.clone() else {
             return Some(Box::new(PassThrough));
         };
         Some(match plugin.role {
-            Role::Client => Box::new(client::ClientContext::new(plugin)),
+            Role::Client => Box::new(client::ClientContext::new(plugin, context_id)),
             Role::Upstream => Box::new(upstream::UpstreamContext::new(plugin, context_id)),
             Role::Status => Box::new(status::StatusContext::new(plugin)),
         })

@@ -98,6 +98,25 @@ extern "C" {
     fn proxy_get_current_time_nanoseconds(return_time: *mut u64) -> u32;
     fn proxy_set_tick_period_milliseconds(period: u32) -> u32;
     fn proxy_get_log_level(return_level: *mut u32) -> u32;
+    fn proxy_record_metric(metric_id: u32, value: u64) -> u32;
+    fn proxy_register_shared_queue(
+        name_data: *const u8,
+        name_size: usize,
+        return_id: *mut u32,
+    ) -> u32;
+    fn proxy_resolve_shared_queue(
+        vm_id_data: *const u8,
+        vm_id_size: usize,
+        name_data: *const u8,
+        name_size: usize,
+        return_id: *mut u32,
+    ) -> u32;
+    fn proxy_enqueue_shared_queue(queue_id: u32, value_data: *const u8, value_size: usize) -> u32;
+    fn proxy_dequeue_shared_queue(
+        queue_id: u32,
+        return_value_data: *mut *mut u8,
+        return_value_size: *mut usize,
+    ) -> u32;
 }
 
 /// The ABI's status codes; anything unknown is an internal failure.
@@ -114,6 +133,8 @@ fn status(code: u32) -> Status {
     }
 }
 
+/// `StreamType::HttpRequest` in the ABI.
+const HTTP_REQUEST: u32 = 0;
 /// `StreamType::HttpResponse` in the ABI.
 const HTTP_RESPONSE: u32 = 1;
 
@@ -247,6 +268,12 @@ pub fn resume_response() -> Result<(), Status> {
     ok(unsafe { proxy_continue_stream(HTTP_RESPONSE) })
 }
 
+/// Resumes the request of the effective context (a request held by the client filter).
+pub fn resume_request() -> Result<(), Status> {
+    // SAFETY: no pointers.
+    ok(unsafe { proxy_continue_stream(HTTP_REQUEST) })
+}
+
 pub fn set_effective_context(context_id: u32) -> Result<(), Status> {
     // SAFETY: no pointers.
     ok(unsafe { proxy_set_effective_context(context_id) })
@@ -290,6 +317,53 @@ pub fn define_metric(kind: MetricType, name: &str) -> Result<u32, Status> {
 pub fn increment_metric(id: u32, delta: i64) -> Result<(), Status> {
     // SAFETY: no pointers.
     ok(unsafe { proxy_increment_metric(id, delta) })
+}
+
+/// Sets a gauge, or records a histogram sample.
+pub fn record_metric(id: u32, value: u64) -> Result<(), Status> {
+    // SAFETY: no pointers.
+    ok(unsafe { proxy_record_metric(id, value) })
+}
+
+/// Registers this VM's shared queue `name` (its `on_queue_ready` fires on enqueue).
+pub fn register_shared_queue(name: &str) -> Result<u32, Status> {
+    let mut id = 0u32;
+    // SAFETY: the name slice and the local outlive the call.
+    ok(unsafe { proxy_register_shared_queue(name.as_ptr(), name.len(), &mut id) })?;
+    Ok(id)
+}
+
+/// The id of the shared queue `name` registered under `vm_id`.
+pub fn resolve_shared_queue(vm_id: &str, name: &str) -> Result<u32, Status> {
+    let mut id = 0u32;
+    // SAFETY: the slices and the local outlive the call.
+    ok(unsafe {
+        proxy_resolve_shared_queue(
+            vm_id.as_ptr(),
+            vm_id.len(),
+            name.as_ptr(),
+            name.len(),
+            &mut id,
+        )
+    })?;
+    Ok(id)
+}
+
+pub fn enqueue_shared_queue(id: u32, value: &[u8]) -> Result<(), Status> {
+    // SAFETY: the value slice outlives the call.
+    ok(unsafe { proxy_enqueue_shared_queue(id, value.as_ptr(), value.len()) })
+}
+
+/// The next item of a shared queue (`Ok(None)`: empty).
+pub fn dequeue_shared_queue(id: u32) -> Result<Option<Vec<u8>>, Status> {
+    let (mut data, mut size) = (null_mut(), 0usize);
+    // SAFETY: pointers to live locals.
+    let code = unsafe { proxy_dequeue_shared_queue(id, &mut data, &mut size) };
+    match status(code) {
+        Status::Ok => Ok(Some(take(data, size))),
+        Status::Empty | Status::NotFound => Ok(None),
+        other => Err(other),
+    }
 }
 
 /// The host's wall clock in unix nanoseconds.

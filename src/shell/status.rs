@@ -38,12 +38,18 @@ impl HttpContext for StatusContext {
             .iter()
             .map(|m| (m.name.clone(), shared_health::read(&m.name)))
             .collect();
-        let body = crate::stats::status_json(
+        let mut body = crate::stats::status_json(
             &plugin.metrics.set,
             &plugin.metrics.shared_values(),
             &health,
             host::now_unix_ms(),
         );
+        if let Some(config) = &plugin.config.shaping {
+            if let Ok(serde_json::Value::Object(mut doc)) = serde_json::from_str(&body) {
+                doc.insert("shaping".into(), super::shaping::status(config));
+                body = serde_json::Value::Object(doc).to_string();
+            }
+        }
         host::send_response(
             200,
             vec![

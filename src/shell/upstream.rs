@@ -578,6 +578,7 @@ impl HttpContext for UpstreamContext {
         let pairs = raw::headers(MapType::HttpResponseHeaders).unwrap_or_default();
         let head = Head::read(pairs.iter().map(|(k, v)| (k.as_str(), v.as_slice())));
         self.status = head.status;
+        super::shaping::observe_attempt(&self.plugin, self.model.as_deref(), self.status);
         if head.markers {
             // Only this filter tells Envoy to retry: the same headers from an upstream (another
             // proxy, a provider) go before anything else looks at the answer.

@@ -74,7 +74,10 @@ pub fn handle(state: &AppState, req: &Request) -> Reply {
             }
         }
         ("GET", "/_mock/stats") => {
-            let stats = state.lock().recorder.stats();
+            let mut stats = state.lock().recorder.stats();
+            let (in_flight, max_in_flight) = state.flights();
+            stats["in_flight"] = in_flight.into();
+            stats["max_in_flight"] = max_in_flight.into();
             json_reply(200, &stats)
         }
         ("POST", "/_mock/reset") => {
@@ -82,6 +85,7 @@ pub fn handle(state: &AppState, req: &Request) -> Reply {
             inner.scripts.clear();
             inner.recorder.clear();
             drop(inner);
+            state.reset_flights();
             json_reply(200, &json!({"ok": true}))
         }
         (method, path) => error_reply(

@@ -62,7 +62,7 @@ CONTROL API (never recorded):
                            replaces that model's (or account's) script; account scripts come first
     POST /_mock/scripts    [script, ...]  (bulk)
     GET  /_mock/requests[?since=SEQ]      recorded requests with seq > SEQ, oldest first
-    GET  /_mock/stats      {\"requests\", \"recorded\", \"by_model\", \"by_account\", \"by_outcome\"}
+    GET  /_mock/stats      {\"requests\", \"recorded\", \"by_model\", \"by_account\", \"by_outcome\", \"in_flight\", \"max_in_flight\"}
     POST /_mock/reset      clear scripts, records and counters
     GET  /_mock/health     200 ok
 

@@ -168,6 +168,7 @@ async fn respond(
             After::Close
         });
     }
+    let _flight = state.enter();
 
     let info = llm::classify(&req.method, req.path(), req.query(), &req.body);
     let path = req.path().to_string();

@@ -1,5 +1,6 @@
 //! State shared by all connections.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -17,6 +18,18 @@ pub struct AppState {
     pub record_body_limit: usize,
     pub compress: CompressMode,
     inner: Mutex<Inner>,
+    /// LLM requests being answered now, and the most at once since the last reset.
+    in_flight: AtomicU64,
+    max_in_flight: AtomicU64,
+}
+
+/// One LLM request being answered (dropped when its answer ends or the peer goes away).
+pub struct Flight<'a>(&'a AppState);
+
+impl Drop for Flight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl AppState {
@@ -29,7 +42,30 @@ impl AppState {
                 scripts: ScriptBook::default(),
                 recorder: Recorder::new(record_limit),
             }),
+            in_flight: AtomicU64::new(0),
+            max_in_flight: AtomicU64::new(0),
         }
+    }
+
+    /// Counts an LLM request in flight until the returned guard drops.
+    pub fn enter(&self) -> Flight<'_> {
+        let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        self.max_in_flight.fetch_max(now, Ordering::SeqCst);
+        Flight(self)
+    }
+
+    /// (in flight now, most at once since the last reset).
+    pub fn flights(&self) -> (u64, u64) {
+        (
+            self.in_flight.load(Ordering::SeqCst),
+            self.max_in_flight.load(Ordering::SeqCst),
+        )
+    }
+
+    /// Starts the maximum again from what is in flight now.
+    pub fn reset_flights(&self) {
+        self.max_in_flight
+            .store(self.in_flight.load(Ordering::SeqCst), Ordering::SeqCst);
     }
 
     /// Locks the shared state. Never held across an await.
