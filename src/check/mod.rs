@@ -17,6 +17,7 @@
 
 mod providers;
 mod routes;
+mod shaping;
 #[cfg(test)]
 mod tests;
 
@@ -265,6 +266,11 @@ fn check_envoy(document: &Value) -> Report {
         };
         check_routing(&scope, &mut report);
     }
+    let client = configs
+        .iter()
+        .find(|(_, role, _)| role == "client")
+        .map(|(_, _, c)| c);
+    shaping::check_shaping(document, client, &mut report);
     let text = document.to_string();
     if !text.contains("\"x-llm-retry\"") {
         report.findings.push(finding(

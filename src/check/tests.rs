@@ -642,4 +642,26 @@ mod shipped {
             report.findings
         );
     }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn queue_times_must_fit_the_connection_managers_timeouts() {
+        const HCM: &str = "/static_resources/listeners/0/filter_chains/0/filters/0/typed_config";
+        let mut doc = shipped();
+        doc.pointer_mut(HCM).unwrap()["stream_idle_timeout"] = json!("15s");
+        let (errors, warnings) = split(&doc);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(
+            errors[0].contains("typed_config.stream_idle_timeout: 15000 ms: a request may wait 20000 ms in a shaping queue"),
+            "{errors:?}"
+        );
+        assert!(warnings
+            .iter()
+            .any(|w| w.contains("shaping.stream_idle_timeout_ms says 300000 ms")));
+        let mut doc = shipped();
+        doc.pointer_mut(HCM).unwrap()["request_timeout"] = json!({"seconds": 10});
+        assert!(one_error(&doc).contains("request_timeout: 10000 ms: a request may wait 20000 ms"));
+        let mut doc = shipped();
+        doc.pointer_mut(HCM).unwrap()["stream_idle_timeout"] = json!("600s");
+        assert!(one_warning(&doc).contains("600000 ms here"));
+    }
 }
