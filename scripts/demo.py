@@ -5,7 +5,7 @@ Starts two mock LLM providers (the `llm` and `llm_b` clusters) and Envoy with th
 overloads and traffic falls back; provider A's account runs out of quota (a gzipped
 `insufficient_quota`), every model of that account cools down at once and the same request is
 served by provider B (with B's key, never A's nor the client's); a short rate limit is waited out; a call that may act is not retried; the quota
-resets and traffic switches back. It ends with a table read from the filter's own counters, checked against what the mock
+resets and traffic switches back; a 429 storm engages the load trigger (critical flat, batch deferred, internal queued). It ends with a table read from the filter's own counters, checked against what the mock
 providers recorded.
 """
 
@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import requests
@@ -28,14 +29,17 @@ JSON = {"content-type": "application/json"}
 OVERLOADED = json.dumps({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
 RATE = json.dumps({"error": {"message": "Rate limit reached for requests per min (RPM).", "type": "requests", "code": "rate_limit_exceeded"}})
 START = time.monotonic()
+# The shipped config maps this key to the `critical` class (shaping.keys): clients cannot name it.
+CRITICAL = {"authorization": "Bearer demo-critical-key"}
 
 
 def say(text: str) -> None:
     print(f"\n{BOLD}[{time.monotonic() - START:5.1f}s] {text}{RESET}", flush=True)
 
 
-def ask(envoy: Envoy, n: int, model: str, path: str = "/v1/chat/completions", body: bytes | None = None) -> requests.Response:
-    r = requests.post(envoy.url + path, data=body or chat_body(model), headers=JSON, timeout=60)
+def ask(envoy: Envoy, n: int, model: str, path: str = "/v1/chat/completions", body: bytes | None = None,
+        headers: dict | None = None) -> requests.Response:
+    r = requests.post(envoy.url + path, data=body or chat_body(model), headers={**JSON, **(headers or {})}, timeout=60)
     served = r.headers.get("x-llm-model", "-")
     color = GREEN if r.status_code == 200 and served == model else YELLOW if r.status_code == 200 else RED
     why = []
@@ -47,6 +51,9 @@ def ask(envoy: Envoy, n: int, model: str, path: str = "/v1/chat/completions", bo
         why.append(f"error {r.headers['x-llm-error-class']}")
     if r.headers.get("x-llm-fallback-next"):
         why.append(f"x-should-retry: {r.headers.get('x-should-retry')}, next: {r.headers['x-llm-fallback-next']}")
+    if r.headers.get("x-llm-shaping"):
+        why.append(f"{r.headers.get('x-llm-class')}: {r.headers['x-llm-shaping']}"
+                   + (f", Retry-After {r.headers['retry-after']} s" if r.status_code == 429 else ""))
     if r.headers.get("x-llm-retry-blocked"):
         why.append(f"retry blocked: {r.headers['x-llm-retry-blocked']}, x-should-retry: {r.headers.get('x-should-retry')}")
     print(f"   {DIM}#{n:<3}{RESET} {model:<18} -> {color}{r.status_code} {served:<18}{RESET} "
@@ -115,6 +122,37 @@ def main() -> int:
         for _ in range(5):
             n += 1
             ask(envoy, n, "gpt-4o")
+
+        say("7. A 429 storm on gpt-4o: its 429 rate crosses the load trigger (20 %). Critical traffic stays flat,\n"
+            "   batch work is deferred, internal traffic waits for a slot (or is downgraded after 10 s)")
+        mock.script("gpt-4o", steps=[{"status": 429, "headers": {"retry-after": "0"}, "body": RATE}, {}] * 12)
+        for _ in range(12):
+            n += 1
+            ask(envoy, n, "gpt-4o", headers=CRITICAL)
+        wait_for(lambda: envoy.status()["shaping"]["load_engaged"], 5, "load trigger engaged")
+        print(f"   {DIM}load trigger engaged (status: shaping.load_engaged); gpt-4o now answers in 1.5 s{RESET}")
+        mock.script("gpt-4o", default={"delay_ms": 1500})
+        n += 1
+        ask(envoy, n, "gpt-4o", headers={"x-llm-priority": "batch"})
+        with ThreadPoolExecutor(max_workers=24) as pool:
+            started = time.monotonic()
+            internal = [pool.submit(requests.post, envoy.url + "/v1/chat/completions", data=chat_body("gpt-4o"),
+                                    headers=JSON, timeout=60) for _ in range(26)]
+            time.sleep(0.2)
+            critical = [pool.submit(ask, envoy, n + 1 + i, "gpt-4o", headers=CRITICAL)
+                        for i in range(3)]
+            crit_times = [c.result().elapsed.total_seconds() for c in critical]
+            answers = [f.result() for f in internal]
+        n += 3
+        shaped = [a.headers.get("x-llm-shaping", "") for a in answers]
+        waited = [s for s in shaped if "queued" in s]
+        borrowed = [s for s in shaped if s == "pool batch"]
+        print(f"   {DIM}critical: {', '.join(f'{t:.1f}s' for t in crit_times)} (gpt-4o takes 1.5 s; no queue in front of them){RESET}")
+        print(f"   {DIM}internal: {len(answers) - len(waited) - len(borrowed)} took internal's slots (16), {len(borrowed)} borrowed "
+              f"batch's idle ones, {len(waited)} waited ({', '.join(waited[:3])}, ...); "
+              f"{sum(a.status_code == 200 for a in answers)} of 26 served{RESET}")
+        pools = {p["pool"]: p for p in envoy.status()["shaping"]["pools"]}
+        print(f"   {DIM}pools now: " + ", ".join(f"{k} {v['in_use']}/{v['max_concurrency'] or '-'}" for k, v in pools.items()) + RESET)
 
         time.sleep(1.2)  # shared counters are folded in once a second
         matches = report(envoy, [mock, mock_b])

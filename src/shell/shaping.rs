@@ -778,8 +778,10 @@ pub fn tick(plugin: &Plugin) {
                 book.changed_ms = now;
                 Some(())
             });
-            if flipped.is_some() {
+            if let Some(((), book, _)) = flipped {
                 engaged = next;
+                // Every worker learns it now, not at its next tick.
+                wake_all(&book);
                 host::log(
                     LogLevel::Info,
                     &format!(
@@ -820,10 +822,31 @@ pub fn tick(plugin: &Plugin) {
     pump(plugin);
 }
 
-/// A wake-up from a worker that freed a slot.
+/// A wake-up from a worker that freed a slot or flipped the load trigger: the trigger's state
+/// is read again, and waiting requests are tried.
 pub fn woken(plugin: &Plugin, queue_id: u32) {
     while let Ok(Some(_)) = raw::dequeue_shared_queue(queue_id) {}
+    if shaping(plugin).is_none() {
+        return;
+    }
+    let book = Ledger::read(
+        host::shared_data(ledger::KEY)
+            .and_then(|(b, _)| b)
+            .as_deref(),
+    );
+    with(|w| w.engaged = book.engaged);
     pump(plugin);
+}
+
+/// Wakes every worker in the ledger, this one included.
+fn wake_all(book: &Ledger) {
+    let vm_id = with(|w| w.vm_id.clone()).unwrap_or_default();
+    for entry in &book.entries {
+        if let Ok(id) = raw::resolve_shared_queue(&vm_id, &format!("{WAKE_PREFIX}{}", entry.nonce))
+        {
+            let _ = raw::enqueue_shared_queue(id, b"w");
+        }
+    }
 }
 
 /// Counts an upstream answer of the load trigger's model (upstream filter; VM memory only).
