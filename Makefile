@@ -2,7 +2,7 @@
 #   make demo   build the filter, start the mock LLM and Envoy with the shipped config, show traffic
 #   make test   everything CI runs: lint, unit tests (native and wasm), end-to-end tests in Envoy,
 #               the classifier gate on real answers
-.PHONY: demo test trap-wasm bench bench-cpu eval eval-gate soak setup build lint unit unit-wasm e2e clean
+.PHONY: demo test trap-wasm bench bench-cpu bench-queue eval eval-gate soak setup build lint unit unit-wasm e2e clean
 
 WASM := target/wasm32-wasip1/release/llm_fallback.wasm
 PY := .venv/bin/python
@@ -63,7 +63,9 @@ bench: build
 	.venv/bin/pip install --quiet --disable-pip-version-check -r bench/requirements.txt
 	$(PY) scripts/bench.py
 	$(PY) bench/cpu.py
+	$(PY) bench/cpu.py --arms plain,no-shaping,shipped --out bench/results/$$(date +%F)/shaping-idle
 	$(PY) bench/cross_provider.py
+	$(PY) bench/queue_release.py
 
 # Envoy CPU per request with and without the filter, same route (about 4 minutes): writes
 # bench/results/<date>/cpu.{md,json}.
@@ -71,6 +73,10 @@ bench-cpu: build
 	cargo build --release -p loadgen
 	cargo build --release --target wasm32-wasip1 --manifest-path bench/empty-filter/Cargo.toml
 	$(PY) bench/cpu.py
+
+# How fast a queued request leaves its queue when a slot frees (about 1 minute).
+bench-queue: build
+	$(PY) bench/queue_release.py
 
 clean:
 	cargo clean

@@ -7,6 +7,8 @@ drift apart, and all arms run in one Envoy process (a listener, clusters and VM 
   floor      the shipped config with bench/empty-filter (a proxy-wasm filter that does nothing)
              in both positions, same VM settings: what any two-position wasm filter costs
   shipped    the shipped config as it is
+  no-shaping the shipped config without `shaping` (`--arms plain,no-shaping,shipped`: the idle
+             cost of traffic shaping)
 
 Envoy runs with `--concurrency 1` on core 0 (log level info, as in production; stats flushed only
 when the admin endpoint is read, between bursts); the mock and the load generator share core 1.
@@ -116,11 +118,20 @@ def without_models(config: dict) -> dict:
     return config
 
 
+def without_shaping(config: dict) -> dict:
+    """The shipped config without traffic shaping (the idle cost of the feature)."""
+    for root in ("client", "upstream", "status"):
+        for plugin in wasm_filters(config, root):
+            plugin["configuration"]["value"].pop("shaping", None)
+    return config
+
+
 # Ablations, for finding where the cost goes (`--arms plain,floor,shipped,client-only,...`).
 ABLATIONS = {
     "client-only": lambda c: only_position(c, "client"),
     "upstream-only": lambda c: only_position(c, "upstream"),
     "no-models": without_models,
+    "no-shaping": without_shaping,
 }
 
 

@@ -180,7 +180,8 @@ pub fn class_for(
         .unwrap_or_else(|| config.default_index())
 }
 
-/// Keys that ask for an output size, in the APIs the filter knows.
+/// Keys that ask for an output size, in the APIs the filter knows: all end in `okens"`, so one
+/// pass over the body finds them.
 const MAX_TOKEN_KEYS: [&[u8]; 4] = [
     b"\"max_tokens\"",
     b"\"max_completion_tokens\"",
@@ -189,9 +190,10 @@ const MAX_TOKEN_KEYS: [&[u8]; 4] = [
 ];
 
 /// Whether a request is long (its own pool): its prompt estimated from its size (bytes / 4),
-/// a `max_tokens` above the bound, or tools. A scan for the keys, not a parse: a key quoted
-/// inside a message can only make its own request long (the largest value counts), never
-/// hide one, so the shortcut errs only against the client that plays with it.
+/// a `max_tokens` above the bound, or tools. A scan for the keys, not a parse: a key inside a
+/// string is escaped and never matches, and the same key in a nested object can only make its
+/// own request long (the largest value counts), so the shortcut errs only against the client
+/// that plays with it.
 pub fn is_long(config: &crate::config::shaping::LongTasksConfig, body: &[u8]) -> bool {
     if (body.len() / 4) as u64 > config.prompt_tokens {
         return true;
@@ -199,10 +201,14 @@ pub fn is_long(config: &crate::config::shaping::LongTasksConfig, body: &[u8]) ->
     if config.tools && memchr::memmem::find(body, b"\"tools\"").is_some() {
         return true;
     }
-    MAX_TOKEN_KEYS.iter().any(|key| {
-        memchr::memmem::find_iter(body, key).any(|at| {
-            let rest = body.get(at + key.len()..).unwrap_or_default();
-            number_after_colon(rest).is_some_and(|n| n > config.max_tokens)
+    memchr::memmem::find_iter(body, b"okens\"").any(|at| {
+        let end = at + b"okens\"".len();
+        MAX_TOKEN_KEYS.iter().any(|key| {
+            end.checked_sub(key.len())
+                .and_then(|start| body.get(start..end))
+                .is_some_and(|found| found == *key)
+                && number_after_colon(body.get(end..).unwrap_or_default())
+                    .is_some_and(|n| n > config.max_tokens)
         })
     })
 }

@@ -35,6 +35,11 @@ impl Clock for HostClock {
     }
 }
 
+/// A recent time (at most a timer period old), read from the host only when none is known.
+pub fn coarse_now_ms() -> u64 {
+    HostClock::default().coarse_ms()
+}
+
 /// Records a time read outside a callback's clock (the timer's).
 pub fn saw_time(now_ms: u64) {
     LAST_NOW.with(|last| last.set(now_ms));

@@ -243,10 +243,10 @@ pub fn arrive(
         return Arrival::Go;
     };
     let (me, engaged) = with(|w| (w.me, w.engaged)).unwrap_or((0, false));
-    let now = host::now_unix_ms();
     let class = config.classes.get(ask.class);
     if let (Some(off), Some(class)) = (&config.off_peak, class) {
         if off.classes.contains(&class.name) {
+            let now = host::now_unix_ms();
             let reason = if !Schedule::new(&off.windows, &off.utc_offset).inside(now) {
                 Some(LimitReason::OffPeak)
             } else if off.under_load && engaged {
@@ -276,6 +276,7 @@ pub fn arrive(
         count(plugin, ask.class, ShapingEvent::Admitted);
         return Arrival::Go;
     }
+    let now = host::now_unix_ms();
     let local = with(|w| w.local).unwrap_or_default();
     let decided = transact(me, now, |book| {
         let decision = admit::arrive(config, book.engaged, &book.totals(me, &local), ask);
@@ -857,7 +858,8 @@ pub fn observe_attempt(plugin: &Plugin, model: Option<&str>, status: u16) {
     if model != Some(load_config.model.as_str()) {
         return;
     }
-    let now = host::now_unix_ms();
+    // Windows of seconds: the time of the last callback or tick is close enough.
+    let now = super::apply::coarse_now_ms();
     with(|w| w.window.record(load_config, now, status, None));
 }
 

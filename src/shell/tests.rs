@@ -477,3 +477,110 @@ fn another_provider_inside_the_request_gets_its_cluster_named_and_no_other_key()
         Some("2")
     );
 }
+
+const SHAPED: &str = r#"{
+  "models": [{"name": "gpt-4o", "cluster": "llm"}],
+  "shaping": {"classes": [{"name": "critical", "fallback": "critical"},
+                          {"name": "internal", "max_concurrency": 1, "max_queue": 1,
+                           "max_queue_ms": 1000, "at_limit": "reject"}],
+              "default_class": "internal"}
+}"#;
+
+/// A shaped request through the client filter's request callbacks: what the body callback
+/// returned (Continue: sent; Pause: held or answered).
+fn shaped_request(client: &Root, id: u32) -> (Box<dyn HttpContext>, Action) {
+    fake::swap_stream(client_stream(
+        "/v1/chat/completions",
+        &[],
+        chat("gpt-4o", 16),
+    ));
+    let mut ctx = client.create_http_context(id).unwrap();
+    ctx.on_http_request_headers(3, false);
+    let action = ctx.on_http_request_body(body_len(), true);
+    (ctx, action)
+}
+
+fn ledger() -> crate::shaping::ledger::Ledger {
+    let bytes = fake::with(|f| {
+        f.shared
+            .get(crate::shaping::ledger::KEY)
+            .map(|(v, _)| v.clone())
+    });
+    crate::shaping::ledger::Ledger::read(bytes.as_deref())
+}
+
+#[test]
+fn a_freed_slot_wakes_the_queue_and_the_waiter_is_resumed_by_the_root() {
+    fake::with(|f| f.now_ms = 1_000_000);
+    let mut client = root_with("client", SHAPED);
+    let (mut first, action) = shaped_request(&client, 1);
+    assert_eq!(action, Action::Continue, "a free slot");
+    let (mut second, action) = shaped_request(&client, 2);
+    assert_eq!(action, Action::Pause, "held in the queue");
+    let (_, action) = shaped_request(&client, 3);
+    assert_eq!(action, Action::Pause);
+    let reply = fake::with(|f| f.stream.reply.clone()).unwrap();
+    assert_eq!(reply.0, 429, "queue full: refused at once");
+    assert!(reply
+        .1
+        .iter()
+        .any(|(k, v)| k == "x-llm-shaping" && v == "rejected queue_full"));
+    let totals = ledger().totals(0, &crate::shaping::Holdings::default());
+    assert_eq!((totals.held(1), totals.queue_length()), (1, 1));
+    // The first request ends: its slot is given back and this worker's queue is woken...
+    let since = mark();
+    first.on_done();
+    assert!(calls_since(since)
+        .iter()
+        .any(|c| c.starts_with("enqueue_shared_queue")));
+    // ... and the root's queue-ready callback resumes the waiter on its own stream.
+    let since = mark();
+    client.on_queue_ready(1);
+    let released = calls_since(since);
+    let at = released.iter().position(|c| c == "set_effective_context 2");
+    assert!(at.is_some(), "{released:?}");
+    assert!(
+        released[at.unwrap()..]
+            .iter()
+            .any(|c| c == "resume_request"),
+        "{released:?}"
+    );
+    let totals = ledger().totals(0, &crate::shaping::Holdings::default());
+    assert_eq!((totals.held(1), totals.queue_length()), (1, 0));
+    second.on_done();
+    assert!(ledger()
+        .totals(0, &crate::shaping::Holdings::default())
+        .is_empty());
+}
+
+#[test]
+fn a_waiter_whose_time_runs_out_is_answered_by_the_timer() {
+    fake::with(|f| f.now_ms = 1_000_000);
+    let mut client = root_with("client", SHAPED);
+    let (_first, _) = shaped_request(&client, 1);
+    let (mut second, action) = shaped_request(&client, 2);
+    assert_eq!(action, Action::Pause);
+    fake::with(|f| f.now_ms += 1_001);
+    let since = mark();
+    client.on_tick();
+    let calls = calls_since(since);
+    assert!(
+        calls.iter().any(|c| c == "set_effective_context 2"),
+        "{calls:?}"
+    );
+    assert!(calls.iter().any(|c| c == "send_response 429"), "{calls:?}");
+    // Its place is free, and its end gives nothing back twice.
+    assert_eq!(
+        ledger()
+            .totals(0, &crate::shaping::Holdings::default())
+            .queue_length(),
+        0
+    );
+    second.on_done();
+    assert_eq!(
+        ledger()
+            .totals(0, &crate::shaping::Holdings::default())
+            .held(1),
+        1
+    );
+}
