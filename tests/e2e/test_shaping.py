@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 import threading
 import time
@@ -19,7 +20,7 @@ import requests
 
 from harness import ROOT, Envoy, chat_body, wait_for, with_plugin_setting
 
-TRAP_WASM = ROOT / "target/trap/wasm32-wasip1/release/llm_fallback.wasm"
+TRAP_WASM = Path(os.environ.get("LLM_FALLBACK_TRAP_WASM", ROOT / "target/trap/wasm32-wasip1/release/llm_fallback.wasm"))
 
 
 def shaping(block: str):
