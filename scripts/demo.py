@@ -161,6 +161,14 @@ def main() -> int:
         print(f"   Status (internal listener): {envoy.internal}/llm-fallback/status")
         print(f"   Envoy log (every decision is one line): {envoy.log_path}")
         print("   The same stack with Prometheus and Grafana: docker compose up (see README)")
+        if sys.stdin.isatty() and sys.stdout.isatty():
+            # Run from a terminal: keep the stack up so that the links above work.
+            print(f"\n{BOLD}The stack stays up; Ctrl-C stops it.{RESET}", flush=True)
+            try:
+                while envoy.proc.poll() is None:
+                    time.sleep(1)
+            except KeyboardInterrupt:
+                print()
     finally:
         envoy.stop()
         mock.stop()
