@@ -2,7 +2,7 @@
 #   make demo   build the filter, start the mock LLM and Envoy with the shipped config, show traffic
 #   make test   everything CI runs: lint, unit tests (native and wasm), end-to-end tests in Envoy,
 #               the classifier gate on real answers
-.PHONY: demo test trap-wasm bench bench-cpu bench-queue eval eval-gate soak setup build lint unit unit-wasm e2e clean
+.PHONY: demo test rules trap-wasm bench bench-cpu bench-queue eval eval-gate soak setup build lint unit unit-wasm e2e clean
 
 WASM := target/wasm32-wasip1/release/llm_fallback.wasm
 PY := .venv/bin/python
@@ -10,7 +10,7 @@ PY := .venv/bin/python
 demo: build
 	$(PY) scripts/demo.py
 
-test: build lint unit unit-wasm e2e eval-gate
+test: build lint unit unit-wasm rules e2e eval-gate
 
 setup:
 	@scripts/setup.sh
@@ -36,6 +36,11 @@ unit-wasm: setup
 
 e2e: build trap-wasm
 	$(PY) -m pytest -q tests/e2e
+
+# The shipped Prometheus alerting rules: syntax, then their unit tests (Debian's promtool).
+rules: setup
+	promtool check rules docker/rules/llm-fallback.rules.yml
+	cd docker/rules && promtool test rules llm-fallback.rules.test.yml
 
 # The test bed's build whose VM traps on request (`x-llm-test-trap`): what survives a VM reload.
 trap-wasm:

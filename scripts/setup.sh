@@ -32,6 +32,17 @@ if ! command -v docker-compose >/dev/null 2>&1; then
     || log "could not install docker-compose: the compose validation test will be skipped"
 fi
 
+# Debian's prometheus: promtool checks and unit-tests the shipped alerting rules (`make rules`),
+# and the e2e tests run a real Prometheus against the test Envoy.
+if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2>&1; then
+  log "installing Debian's prometheus (promtool and a server for the alert and dashboard tests)"
+  if [ "$(id -u)" = 0 ]; then apt_get="apt-get"; else apt_get="sudo apt-get"; fi
+  DEBIAN_FRONTEND=noninteractive $apt_get install -y -qq --no-install-recommends prometheus >/dev/null 2>&1 \
+    || { DEBIAN_FRONTEND=noninteractive $apt_get update -qq >/dev/null 2>&1 \
+         && DEBIAN_FRONTEND=noninteractive $apt_get install -y -qq --no-install-recommends prometheus >/dev/null 2>&1; } \
+    || log "could not install prometheus: make rules will fail"
+fi
+
 # wasm-bindgen-test's runner must match the wasm-bindgen version in Cargo.lock exactly.
 wbg=$(awk '/^name = "wasm-bindgen"$/ {getline; gsub(/version = |"/, ""); print; exit}' Cargo.lock)
 if [ ! -x .tools/bin/wasm-bindgen-test-runner ] || ! .tools/bin/wasm-bindgen-test-runner --version 2>/dev/null | grep -q "$wbg"; then
