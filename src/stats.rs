@@ -125,6 +125,9 @@ pub enum Counter {
     Misrouted(ModelSlot),
     /// Traffic shaping, by priority class (index into `shaping.classes`) and what happened.
     Shaping(usize, ShapingEvent),
+    /// Requests served by another model than asked, or switched on the way, by the model asked
+    /// and whether the final answer was a success (`true`): the fallback success rate.
+    FallbackOutcomes(ModelSlot, bool),
 }
 
 /// What traffic shaping did with a request.
@@ -347,6 +350,13 @@ impl CounterSet {
                 ));
             }
         }
+        for model in &labels {
+            for outcome in ["success", "failure"] {
+                names.push(format!(
+                    "{PREFIX}.fallback_outcomes;model={model};outcome={outcome}"
+                ));
+            }
+        }
         Self {
             models,
             model_accounts,
@@ -428,6 +438,7 @@ impl CounterSet {
             base_cooldowns + per_model_class + 10 * slots + WaitHintOutcome::ALL.len();
         let base_fallbacks = base_accounts + self.accounts.len();
         let base_shaping = base_fallbacks + self.switches.len() * switch_classes().count();
+        let base_outcomes = base_shaping + self.classes * ShapingEvent::ALL.len();
         Some(CounterId(match counter {
             Counter::Requests(m) => m.0,
             Counter::Attempts(m) => slots + m.0,
@@ -461,6 +472,9 @@ impl CounterSet {
                 }
                 let event = ShapingEvent::ALL.iter().position(|e| *e == event)?;
                 base_shaping + class * ShapingEvent::ALL.len() + event
+            }
+            Counter::FallbackOutcomes(m, success) => {
+                base_outcomes + 2 * m.0 + usize::from(!success)
             }
         }))
     }
@@ -695,6 +709,9 @@ mod tests {
             ids.extend(s.id(Counter::AnswersCut(m)).map(|i| i.0));
             ids.extend(s.id(Counter::ChainUnavailable(m)).map(|i| i.0));
             ids.extend(s.id(Counter::Misrouted(m)).map(|i| i.0));
+            for success in [true, false] {
+                ids.extend(s.id(Counter::FallbackOutcomes(m, success)).map(|i| i.0));
+            }
         }
         for outcome in WaitHintOutcome::ALL {
             ids.extend(s.id(Counter::WaitHints(outcome)).map(|i| i.0));

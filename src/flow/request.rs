@@ -71,6 +71,8 @@ pub struct Request {
     pub served: Option<String>,
     /// The class that caused the first switch away from the requested model.
     pub fallback_reason: Option<ErrorClass>,
+    /// Routed to a lower tier by traffic shaping (`at_limit: downgrade`), not by a failure.
+    pub downgraded: bool,
     /// Whether the first attempt is the probe of a half-open circuit.
     pub probe: bool,
     /// Read lazily, at most once, when a fallback is chosen.
@@ -102,6 +104,7 @@ impl Request {
             tried: Vec::new(),
             served: None,
             fallback_reason: None,
+            downgraded: false,
             probe: false,
             features: None,
             body: None,

@@ -259,11 +259,23 @@ pub fn explain(cx: &Cx<'_>, request: &Request, status: u16, out: &mut Effects) {
         out.set_header("x-llm-fallback-from", request.requested.as_str());
         // Switched inside this request: the class that caused it; skipped from the start: the
         // class that opened the requested model's cooldown.
-        let reason = request
-            .fallback_reason
-            .or_else(|| cx.health.read(&request.requested).reason)
-            .map_or("cooling_down", ErrorClass::as_str);
+        let reason = match request.fallback_reason {
+            Some(class) => class.as_str(),
+            None if request.downgraded => "downgraded",
+            None => cx
+                .health
+                .read(&request.requested)
+                .reason
+                .map_or("cooling_down", ErrorClass::as_str),
+        };
         out.set_header("x-llm-fallback-reason", reason);
+    }
+    // Served by another model than asked, or switched on the way: did the switch end well?
+    let switched =
+        model != request.requested || request.tried.iter().any(|m| *m != request.requested);
+    if switched {
+        let slot = cx.counters.slot(Some(&request.requested));
+        out.count(Counter::FallbackOutcomes(slot, status < 400));
     }
     if request.priority == Priority::Batch && status >= 400 {
         let wait = request
@@ -348,6 +360,7 @@ pub fn downgrade(cx: &Cx<'_>, request: &mut Request) -> Option<String> {
     })?;
     request.next = model.name.clone();
     request.first_clean = None;
+    request.downgraded = true;
     request.cluster = config.cluster_of(model).to_owned();
     Some(request.cluster.clone())
 }

@@ -235,6 +235,19 @@ fn a_cooling_model_costs_no_attempt_the_request_starts_with_its_fallback() {
     assert_eq!(out.header("x-llm-fallback-from"), Some("gpt-4o"));
     assert_eq!(out.header("x-llm-fallback-reason"), Some("overloaded"));
     assert_eq!(out.header("x-llm-attempts"), Some("1"));
+    // A switch that ended in a success (the fallback success rate's numerator).
+    let asked = bed.slot("gpt-4o");
+    assert_eq!(out.counted(Counter::FallbackOutcomes(asked, true)), 1);
+    let mut out = Effects::default();
+    route::explain(&bed.cx(), &served, 503, &mut out);
+    assert_eq!(out.counted(Counter::FallbackOutcomes(asked, false)), 1);
+    // Served by the model asked, first time: no switch to count.
+    let mut direct = bed.routed("gpt-4o-mini", Safety::Safe);
+    direct.start_attempt();
+    let mut out = Effects::default();
+    route::explain(&bed.cx(), &direct, 200, &mut out);
+    let mini = bed.slot("gpt-4o-mini");
+    assert_eq!(out.counted(Counter::FallbackOutcomes(mini, true)), 0);
 }
 
 #[wasm_bindgen_test(unsupported = test)]

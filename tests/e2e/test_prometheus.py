@@ -78,6 +78,10 @@ def test_dashboard_and_alert_queries_evaluate_against_live_data(stack, mock):
     for _ in range(5):
         assert post(chat_body("gpt-4o")).status_code == 200
     assert post(chat_body("gpt-4o-mini", stream=True)).status_code == 200
+    # One overload on gpt-4o-mini, then its circuit is closed again: a switch to llama that succeeds.
+    mock.script("gpt-4o-mini", steps=[{"status": 529}, {"status": 529}])
+    switched = post(chat_body("gpt-4o-mini"))
+    assert switched.status_code == 200 and switched.headers["x-llm-model"] == "llama-3.1-8b"
     mock.script("gpt-4o", steps=[{"status": 429, "headers": {"retry-after": "0"}, "body": RATE}, {}] * 10)
     for _ in range(10):
         post(chat_body("gpt-4o"))
@@ -101,6 +105,8 @@ def test_dashboard_and_alert_queries_evaluate_against_live_data(stack, mock):
     waits = query(url, 'sum by (priority) (llm_fallback_queue_wait_ms_count)')
     assert any(r["metric"].get("priority") == "internal" and float(r["value"][1]) >= 4 for r in waits), waits
 
+    outcomes = query(url, 'sum by (model, outcome) (llm_fallback_fallback_outcomes{model="gpt-4o-mini"})')
+    assert {(r["metric"]["outcome"], r["value"][1]) for r in outcomes} == {("success", "1"), ("failure", "0")}, outcomes
     rules = yaml.safe_load(RULES.read_text())["groups"][0]["rules"]
     for rule in rules:
         query(url, rule["expr"])

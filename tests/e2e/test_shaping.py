@@ -123,6 +123,7 @@ def test_queue_timeouts_downgrade_reject_or_defer_as_configured(fresh, mock, exp
     if expect == "downgrade":
         assert waited.status_code == 200
         assert waited.headers["x-llm-model"] == "llama-3.1-8b"
+        assert waited.headers["x-llm-fallback-reason"] == "downgraded"
         assert re.search(r"queued [0-9]+ms; downgraded queue_timeout", waited.headers["x-llm-shaping"])
         assert full.status_code == 200 and full.headers["x-llm-model"] == "llama-3.1-8b"
         assert full.headers["x-llm-shaping"] == "downgraded queue_full"
