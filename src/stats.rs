@@ -128,7 +128,13 @@ pub enum Counter {
     /// Requests served by another model than asked, or switched on the way, by the model asked
     /// and whether the final answer was a success (`true`): the fallback success rate.
     FallbackOutcomes(ModelSlot, bool),
+    /// Tokens reported in `usage`, by the request's task (the configured tasks, `other`, `none`).
+    TaskTokens(TaskSlot, Direction),
 }
+
+/// A task's label slot: a task of `fallback.tasks` (in its order), `other`, or `none`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TaskSlot(usize);
 
 /// What traffic shaping did with a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -223,6 +229,8 @@ pub struct CounterSet {
     switches: Vec<(usize, usize)>,
     /// Priority classes of traffic shaping (none when it is off).
     classes: usize,
+    /// The configured tasks (`fallback.tasks`), in order.
+    tasks: Vec<String>,
     names: Vec<String>,
 }
 
@@ -357,12 +365,26 @@ impl CounterSet {
                 ));
             }
         }
+        let tasks: Vec<String> = config.fallback.tasks.keys().cloned().collect();
+        for task in tasks
+            .iter()
+            .map(String::as_str)
+            .chain([OTHER_MODEL, NO_MODEL])
+        {
+            for direction in Direction::ALL {
+                names.push(format!(
+                    "{PREFIX}.task_tokens;task={task};direction={}",
+                    direction.as_str()
+                ));
+            }
+        }
         Self {
             models,
             model_accounts,
             accounts,
             switches,
             classes: classes.len(),
+            tasks,
             names,
         }
     }
@@ -408,6 +430,18 @@ impl CounterSet {
         })
     }
 
+    /// The label slot of a request's task (`None`: it has none; unknown tasks are `other`).
+    pub fn task_slot(&self, task: Option<&str>) -> TaskSlot {
+        TaskSlot(match task {
+            None => self.tasks.len() + 1,
+            Some(t) => self
+                .tasks
+                .iter()
+                .position(|c| c == t)
+                .unwrap_or(self.tasks.len()),
+        })
+    }
+
     /// The label a slot stands for.
     pub fn label(&self, slot: ModelSlot) -> &str {
         self.models.get(slot.0).map_or_else(
@@ -439,6 +473,7 @@ impl CounterSet {
         let base_fallbacks = base_accounts + self.accounts.len();
         let base_shaping = base_fallbacks + self.switches.len() * switch_classes().count();
         let base_outcomes = base_shaping + self.classes * ShapingEvent::ALL.len();
+        let base_tasks = base_outcomes + 2 * slots;
         Some(CounterId(match counter {
             Counter::Requests(m) => m.0,
             Counter::Attempts(m) => slots + m.0,
@@ -475,6 +510,9 @@ impl CounterSet {
             }
             Counter::FallbackOutcomes(m, success) => {
                 base_outcomes + 2 * m.0 + usize::from(!success)
+            }
+            Counter::TaskTokens(t, d) => {
+                base_tasks + t.0 * Direction::ALL.len() + usize::from(d == Direction::Output)
             }
         }))
     }
@@ -715,6 +753,19 @@ mod tests {
         }
         for outcome in WaitHintOutcome::ALL {
             ids.extend(s.id(Counter::WaitHints(outcome)).map(|i| i.0));
+        }
+        let tasks: Vec<String> = s.tasks.clone();
+        for task in tasks
+            .iter()
+            .map(|t| Some(t.as_str()))
+            .chain([Some("unknown"), None])
+        {
+            for direction in Direction::ALL {
+                ids.extend(
+                    s.id(Counter::TaskTokens(s.task_slot(task), direction))
+                        .map(|i| i.0),
+                );
+            }
         }
         for account in s.accounts().to_vec() {
             ids.extend(

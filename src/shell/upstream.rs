@@ -237,6 +237,13 @@ impl UpstreamContext {
         metrics.add(Counter::Tokens(self.slot, Direction::Input), input);
         let output = tokens.output_tokens.unwrap_or(0);
         metrics.add(Counter::Tokens(self.slot, Direction::Output), output);
+        let task = self
+            .id
+            .as_deref()
+            .and_then(|id| requests::with(id, |r| metrics.set.task_slot(r.task.as_deref())))
+            .unwrap_or_else(|| metrics.set.task_slot(None));
+        metrics.add(Counter::TaskTokens(task, Direction::Input), input);
+        metrics.add(Counter::TaskTokens(task, Direction::Output), output);
     }
 
     /// Tokens of an answer that ended or was cut short, as far as they were seen.

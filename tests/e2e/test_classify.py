@@ -14,7 +14,7 @@ import time
 import pytest
 import requests
 
-from harness import Envoy, chat_body, free_port, wait_for
+from harness import Envoy, chat_body, free_port, wait_for, with_plugin_setting
 
 OPENAI = {"content-type": "application/json"}
 
@@ -144,3 +144,32 @@ def test_stream_usage_is_counted_without_buffering(envoy, mock):
     usage = [json.loads(line[6:])["usage"] for line in r.text.splitlines() if line.startswith("data: {") and '"usage":{' in line.replace(" ", "")]
     assert usage and usage[-1]["completion_tokens"] > 0
     wait_for(lambda: envoy.metric("llm_fallback_tokens", model="gpt-4o-mini", direction="output") == before + usage[-1]["completion_tokens"], 5, "stream output tokens")
+
+
+def test_tokens_are_counted_per_task_as_the_answers_report_them(workdir, mock):
+    """`llm_fallback_task_tokens{task}` adds up exactly what the answers' `usage` said, in JSON
+    answers and in streams; requests without a task count as `none`."""
+    tasked = Envoy(workdir, mock.port, edit=with_plugin_setting("trust: {task: true}"))
+    try:
+        headers = {**OPENAI, "x-llm-task": "quick"}
+        plain = requests.post(tasked.url + "/v1/chat/completions", data=chat_body("gpt-4o-mini"), headers=headers, timeout=30)
+        assert plain.status_code == 200
+        usage = plain.json()["usage"]
+        body = json.dumps({"messages": [{"role": "user", "content": "hi"}], "stream": True,
+                           "stream_options": {"include_usage": True}, "model": "gpt-4o-mini"})
+        streamed = requests.post(tasked.url + "/v1/chat/completions", data=body, headers=headers, timeout=30)
+        assert streamed.status_code == 200
+        last = [json.loads(line[6:])["usage"] for line in streamed.text.splitlines()
+                if line.startswith("data: {") and '"usage":{' in line.replace(" ", "")][-1]
+        untasked = requests.post(tasked.url + "/v1/chat/completions", data=chat_body("gpt-4o"), headers=OPENAI, timeout=30)
+        want_in = usage["prompt_tokens"] + last["prompt_tokens"]
+        want_out = usage["completion_tokens"] + last["completion_tokens"]
+        wait_for(lambda: tasked.metric("llm_fallback_task_tokens", task="quick", direction="output") == want_out,
+                 5, "task output tokens")
+        assert tasked.metric("llm_fallback_task_tokens", task="quick", direction="input") == want_in
+        none_out = untasked.json()["usage"]["completion_tokens"]
+        wait_for(lambda: tasked.metric("llm_fallback_task_tokens", task="none", direction="output") == none_out,
+                 5, "untasked tokens")
+        assert tasked.metric("llm_fallback_task_tokens", task="code", direction="output") == 0
+    finally:
+        tasked.stop()
