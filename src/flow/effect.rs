@@ -121,6 +121,15 @@ impl Effects {
         })
     }
 
+    /// A header of the local reply, if the flow answered itself (for tests and logs).
+    pub fn reply_header(&self, name: &str) -> Option<&str> {
+        let (_, headers, _) = self.local_reply()?;
+        headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
     /// The local reply, if the flow answered itself.
     pub fn local_reply(&self) -> Option<(u16, &ReplyHeaders, &str)> {
         self.0.iter().find_map(|e| match e {

@@ -72,22 +72,25 @@ impl Window {
         self.generation = generation;
     }
 
-    /// Counts one answer of the primary model.
-    pub fn record(&mut self, config: &LoadConfig, now_ms: u64, status: u16, time_ms: Option<u64>) {
+    /// Counts one answer of the primary model (an upstream attempt's status).
+    pub fn record(&mut self, config: &LoadConfig, now_ms: u64, status: u16) {
         self.roll(config, now_ms);
         let s = &mut self.current;
         s.answers = s.answers.saturating_add(1);
         if status == 429 {
             s.rate_limited = s.rate_limited.saturating_add(1);
         }
-        if let Some(ms) = time_ms {
-            let i = BUCKETS_MS
-                .iter()
-                .position(|b| ms <= *b)
-                .unwrap_or(BUCKETS_MS.len() - 1);
-            if let Some(t) = s.times.get_mut(i) {
-                *t = t.saturating_add(1);
-            }
+    }
+
+    /// Counts one answer time of the primary model.
+    pub fn record_time(&mut self, config: &LoadConfig, now_ms: u64, time_ms: u64) {
+        self.roll(config, now_ms);
+        let i = BUCKETS_MS
+            .iter()
+            .position(|b| time_ms <= *b)
+            .unwrap_or(BUCKETS_MS.len() - 1);
+        if let Some(t) = self.current.times.get_mut(i) {
+            *t = t.saturating_add(1);
         }
     }
 

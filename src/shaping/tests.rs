@@ -229,7 +229,8 @@ fn the_load_window_slides_and_the_trigger_holds_between_thresholds() {
     let c = load_config();
     let mut w = load::Window::default();
     for i in 0..4 {
-        w.record(&c, 1_000 + i, 429, Some(300));
+        w.record(&c, 1_000 + i, 429);
+        w.record_time(&c, 1_000 + i, 300);
     }
     let mut record = load::Record::default();
     record.put(&c, 1_010, 1, w);
@@ -342,14 +343,9 @@ fn refusals_say_when_to_come_back_and_long_waits_say_do_not_retry_blindly() {
         },
         &mut out,
     );
-    let (status, headers, body) = out.local_reply().unwrap_or_else(|| panic!("no reply"));
+    let (status, _, body) = out.local_reply().unwrap_or_else(|| panic!("no reply"));
     assert_eq!(status, 429);
-    let header = |n: &str| {
-        headers
-            .iter()
-            .find(|(k, _)| *k == n)
-            .map(|(_, v)| v.as_str())
-    };
+    let header = |n: &str| out.reply_header(n);
     assert_eq!(header("x-should-retry"), Some("false"));
     assert_eq!(header("x-llm-shaping"), Some("deferred off_peak"));
     assert_eq!(

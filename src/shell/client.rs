@@ -143,6 +143,7 @@ impl ClientContext {
         };
         self.judge_safety(&body, &clusters);
         let mut cluster = config.fallback.default_cluster.clone();
+        let mut queued = false;
         if let (Ok(field), Some(id)) = (&field, self.id.as_deref()) {
             let clock = HostClock::default();
             let cx = plugin.cx(&clock);
@@ -171,30 +172,25 @@ impl ClientContext {
                     if let Some(ask) = self.shaped {
                         match shaping::arrive(&plugin, self.context_id, Some(id), ask, id) {
                             Arrival::Go => {}
-                            Arrival::Wait => {
-                                requests::insert(id, *request);
-                                apply(&plugin, MapType::HttpRequestHeaders, out);
-                                host::set_header(
-                                    MapType::HttpRequestHeaders,
-                                    &config.fallback.cluster_header,
-                                    &first,
-                                );
-                                self.step = Step::Queued;
-                                return Action::Pause;
-                            }
+                            Arrival::Wait => queued = true,
                             Arrival::Downgrade(reason) => {
                                 match route::downgrade(&cx, &mut request) {
                                     Some(lower) => {
-                                        shaping::downgraded(self.context_id, ask.class, reason);
+                                        shaping::downgraded(
+                                            &plugin,
+                                            self.context_id,
+                                            ask.class,
+                                            reason,
+                                        );
                                         first = lower;
                                     }
                                     None => {
-                                        let out = shaping::rejection(&plugin, ask, reason, id);
-                                        return self.refused(out);
+                                        let refusal = shaping::rejection(&plugin, ask, reason, id);
+                                        return self.refused(out, refusal);
                                     }
                                 }
                             }
-                            Arrival::Refused(refusal) => return self.refused(refusal),
+                            Arrival::Refused(refusal) => return self.refused(out, refusal),
                         }
                     }
                     if let Some(s) = config.shaping.as_ref().and_then(|s| s.load.as_ref()) {
@@ -205,15 +201,7 @@ impl ClientContext {
                     requests::insert(id, *request);
                     cluster = first;
                 }
-                Start::Refused => {
-                    // Answered locally, nothing was sent: the key is free again.
-                    if let Some((index, hash)) = self.idempotency.take() {
-                        idempotency::release(index, hash);
-                    }
-                    apply(&plugin, MapType::HttpRequestHeaders, out);
-                    self.step = Step::Responded;
-                    return Action::Pause;
-                }
+                Start::Refused => return self.refused(out, Effects::default()),
                 Start::Unmanaged => {}
             }
             apply(&plugin, MapType::HttpRequestHeaders, out);
@@ -223,6 +211,11 @@ impl ClientContext {
             &config.fallback.cluster_header,
             &cluster,
         );
+        if queued {
+            // Routed, and held until a slot frees: the timer or a wake-up resumes it.
+            self.step = Step::Queued;
+            return Action::Pause;
+        }
         self.step = Step::Routed;
         Action::Continue
     }
@@ -242,12 +235,15 @@ impl ClientContext {
         Some(Ask { class, lane })
     }
 
-    /// Answered locally by traffic shaping: nothing was sent, the key is free again.
-    fn refused(&mut self, out: Effects) -> Action {
+    /// Answered locally (a chain with nothing to serve, or traffic shaping): nothing was sent,
+    /// the key is free again. `routed`: the routing decision's effects (its counters, or its own
+    /// reply); `reply`: traffic shaping's answer, if it refused.
+    fn refused(&mut self, routed: Effects, reply: Effects) -> Action {
         if let Some((index, hash)) = self.idempotency.take() {
             idempotency::release(index, hash);
         }
-        apply(&self.plugin, MapType::HttpRequestHeaders, out);
+        apply(&self.plugin, MapType::HttpRequestHeaders, routed);
+        apply(&self.plugin, MapType::HttpRequestHeaders, reply);
         self.step = Step::Responded;
         Action::Pause
     }

@@ -584,3 +584,27 @@ fn a_waiter_whose_time_runs_out_is_answered_by_the_timer() {
         1
     );
 }
+
+#[test]
+fn a_downgrade_with_no_lower_tier_is_counted_as_the_rejection_it_became() {
+    const NO_LOWER: &str = r#"{
+      "models": [{"name": "gpt-4o", "cluster": "llm", "tier": "flagship"}],
+      "shaping": {"classes": [{"name": "critical", "fallback": "critical"},
+                              {"name": "internal", "max_concurrency": 0, "at_limit": "downgrade"}],
+                  "default_class": "internal"}
+    }"#;
+    fake::with(|f| f.now_ms = 1_000_000);
+    let client = root_with("client", NO_LOWER);
+    let (_ctx, action) = shaped_request(&client, 1);
+    assert_eq!(action, Action::Pause);
+    let reply = fake::with(|f| f.stream.reply.clone()).unwrap();
+    assert_eq!(reply.0, 429);
+    assert!(reply
+        .1
+        .iter()
+        .any(|(k, v)| k == "x-llm-shaping" && v == "rejected queue_full"));
+    let metrics = &client.plugin.as_ref().unwrap().metrics;
+    let event = |e| metrics.pending(crate::stats::Counter::Shaping(1, e));
+    use crate::stats::ShapingEvent::{Downgraded, Rejected};
+    assert_eq!((event(Rejected), event(Downgraded)), (1, 0));
+}

@@ -22,8 +22,10 @@ pub enum Arrival {
     Downgrade(LimitReason),
 }
 
-/// The class's answer at its limit.
+/// The class's answer at its limit, counted (a downgrade is counted where it is made: it may
+/// find no lower tier and be rejected instead).
 pub(super) fn at_limit(
+    plugin: &Plugin,
     config: &ShapingConfig,
     ask: Ask,
     reason: LimitReason,
@@ -37,15 +39,30 @@ pub(super) fn at_limit(
     if action == AtLimit::Downgrade {
         return Arrival::Downgrade(reason);
     }
+    Arrival::Refused(refusal(plugin, config, ask, action, reason, now, seed))
+}
+
+/// The local answer refusing a request (`Reject` or `Defer`), counted.
+pub(super) fn refusal(
+    plugin: &Plugin,
+    config: &ShapingConfig,
+    ask: Ask,
+    action: AtLimit,
+    reason: LimitReason,
+    now: u64,
+    seed: &str,
+) -> Effects {
+    let event = if action == AtLimit::Defer {
+        ShapingEvent::Deferred
+    } else {
+        ShapingEvent::Rejected
+    };
+    count(plugin, ask.class, event);
     let refusal = Refusal {
         action,
         reason,
         retry_after_ms: refuse::retry_after_ms(config, ask, action, reason, now, seed),
     };
-    Arrival::Refused(reply(config, ask, refusal))
-}
-
-pub(super) fn reply(config: &ShapingConfig, ask: Ask, refusal: Refusal) -> Effects {
     let class = config
         .classes
         .get(ask.class)
@@ -80,20 +97,8 @@ pub fn arrive(
                 None
             };
             if let Some(reason) = reason {
-                count(plugin, ask.class, ShapingEvent::Deferred);
-                let refusal = Refusal {
-                    action: AtLimit::Defer,
-                    reason,
-                    retry_after_ms: refuse::retry_after_ms(
-                        config,
-                        ask,
-                        AtLimit::Defer,
-                        reason,
-                        now,
-                        seed,
-                    ),
-                };
-                return Arrival::Refused(reply(config, ask, refusal));
+                let out = refusal(plugin, config, ask, AtLimit::Defer, reason, now, seed);
+                return Arrival::Refused(out);
             }
         }
     }
@@ -190,9 +195,7 @@ pub fn arrive(
                 Some(LimitWhen::UnderLoad) if ask.lane == Lane::Class => LimitReason::Load,
                 _ => LimitReason::QueueFull,
             };
-            let arrival = at_limit(config, ask, reason, now, seed);
-            count_refusal(plugin, ask.class, &arrival);
-            arrival
+            at_limit(plugin, config, ask, reason, now, seed)
         }
     }
 }
@@ -202,32 +205,13 @@ pub fn rejection(plugin: &Plugin, ask: Ask, reason: LimitReason, seed: &str) -> 
     let Some(config) = shaping(plugin) else {
         return Effects::default();
     };
-    count(plugin, ask.class, ShapingEvent::Rejected);
     let now = host::now_unix_ms();
-    let refusal = Refusal {
-        action: AtLimit::Reject,
-        reason,
-        retry_after_ms: refuse::retry_after_ms(config, ask, AtLimit::Reject, reason, now, seed),
-    };
-    reply(config, ask, refusal)
+    refusal(plugin, config, ask, AtLimit::Reject, reason, now, seed)
 }
 
-pub(super) fn count_refusal(plugin: &Plugin, class: usize, arrival: &Arrival) {
-    let event = match arrival {
-        Arrival::Refused(out) => match out.local_reply() {
-            Some((_, headers, _)) if headers.iter().any(|(_, v)| v.starts_with("deferred")) => {
-                ShapingEvent::Deferred
-            }
-            _ => ShapingEvent::Rejected,
-        },
-        Arrival::Downgrade(_) => ShapingEvent::Downgraded,
-        Arrival::Go | Arrival::Wait => return,
-    };
-    count(plugin, class, event);
-}
-
-/// Records a downgrade (the client filter rewrote the chain at arrival).
-pub fn downgraded(context: u32, class: usize, reason: LimitReason) {
+/// Records a downgrade the client filter made at arrival (it rewrote the chain).
+pub fn downgraded(plugin: &Plugin, context: u32, class: usize, reason: LimitReason) {
+    count(plugin, class, ShapingEvent::Downgraded);
     with(|w| {
         w.treated.insert(
             context,
@@ -279,13 +263,7 @@ pub fn finish(plugin: &Plugin, context: u32) {
     if me == 0 || (left.is_none() && freed.is_none()) {
         return;
     }
-    let now = host::now_unix_ms();
-    let written = transact(me, now, |book| {
-        book.put(me, now, local);
-        Some(())
-    });
-    if let Some(((), book, taken)) = written {
-        took_back(plugin, &taken);
+    if let Some(book) = write_entry(plugin, me, host::now_unix_ms(), local) {
         if freed.is_some() {
             wake(&book, me);
         }

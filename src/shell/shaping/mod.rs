@@ -110,6 +110,26 @@ pub(super) fn transact<T>(
     }
 }
 
+/// Writes this VM's entry from what it holds (heartbeat, a freed slot or place), taking back
+/// dead VMs' slots on the way. Returns the ledger as written.
+pub(super) fn write_entry(plugin: &Plugin, me: u32, now_ms: u64, mine: Holdings) -> Option<Ledger> {
+    let ((), book, taken) = transact(me, now_ms, |book| {
+        book.put(me, now_ms, mine);
+        Some(())
+    })?;
+    took_back(plugin, &taken);
+    Some(book)
+}
+
+/// The ledger as stored now (read without writing: the status document, a wake-up).
+fn read_ledger() -> Ledger {
+    Ledger::read(
+        host::shared_data(ledger::KEY)
+            .and_then(|(b, _)| b)
+            .as_deref(),
+    )
+}
+
 pub(super) fn count(plugin: &Plugin, class: usize, event: ShapingEvent) {
     plugin.metrics.increment(Counter::Shaping(class, event));
 }
@@ -174,11 +194,7 @@ pub fn configure(plugin: &Plugin) {
             })
             .collect(),
     };
-    let registered = transact(nonce, now, |book| {
-        book.put(nonce, now, Holdings::default());
-        Some(())
-    })
-    .is_some();
+    let registered = write_entry(plugin, nonce, now, Holdings::default()).is_some();
     if !registered {
         host::log(
             LogLevel::Error,
@@ -204,9 +220,14 @@ pub(super) fn wake(book: &Ledger, me: u32) {
         }
     }
     for nonce in book.waiting_elsewhere(me) {
-        if let Ok(id) = raw::resolve_shared_queue(&vm_id, &format!("{WAKE_PREFIX}{nonce}")) {
-            let _ = raw::enqueue_shared_queue(id, b"w");
-        }
+        wake_vm(&vm_id, nonce);
+    }
+}
+
+/// Enqueues a wake-up on the queue of the VM with `nonce`.
+fn wake_vm(vm_id: &str, nonce: u32) {
+    if let Ok(id) = raw::resolve_shared_queue(vm_id, &format!("{WAKE_PREFIX}{nonce}")) {
+        let _ = raw::enqueue_shared_queue(id, b"w");
     }
 }
 
@@ -255,21 +276,14 @@ pub(super) fn set_tick(waiting: bool) {
 pub(super) fn wake_all(book: &Ledger) {
     let vm_id = with(|w| w.vm_id.clone()).unwrap_or_default();
     for entry in &book.entries {
-        if let Ok(id) = raw::resolve_shared_queue(&vm_id, &format!("{WAKE_PREFIX}{}", entry.nonce))
-        {
-            let _ = raw::enqueue_shared_queue(id, b"w");
-        }
+        wake_vm(&vm_id, entry.nonce);
     }
 }
 
 /// The status document's shaping section: the ledger as every worker sees it.
 pub fn status(config: &ShapingConfig) -> serde_json::Value {
     use serde_json::json;
-    let book = Ledger::read(
-        host::shared_data(ledger::KEY)
-            .and_then(|(b, _)| b)
-            .as_deref(),
-    );
+    let book = read_ledger();
     let totals = book.totals(0, &Holdings::default());
     let pools: Vec<_> = config
         .classes

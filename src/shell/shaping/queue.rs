@@ -3,12 +3,11 @@
 
 use super::super::apply::{apply, HostClock};
 use super::super::requests;
-use super::arrive::{at_limit, count_refusal, reply, Arrival};
+use super::arrive::{at_limit, refusal, Arrival};
 use super::*;
 use crate::config::shaping::AtLimit;
 use crate::flow::{route, Effect, Effects};
 use crate::shaping::admit::Admit;
-use crate::shaping::refuse::{self, Refusal};
 use crate::shaping::LimitReason;
 use proxy_wasm::types::MapType;
 
@@ -133,10 +132,7 @@ fn leave_queue(
     if !matches!(release, Release::Resume { pool: Some(_) }) && me != 0 {
         // The queue place goes back to the ledger (a slot taken already moved it).
         let local = with(|w| w.local).unwrap_or_default();
-        let _ = transact(me, now, |book| {
-            book.put(me, now, local);
-            Some(())
-        });
+        let _ = write_entry(plugin, me, now, local);
     }
     if let Some(id) = with(|w| w.stats.wait_ms.get(ask.class).copied().flatten()).flatten() {
         let _ = raw::record_metric(id, waited);
@@ -149,7 +145,7 @@ fn leave_queue(
         }
         Release::TimedOut => {
             let seed = gone.request.as_deref().unwrap_or("");
-            match at_limit(config, ask, LimitReason::QueueTimeout, now, seed) {
+            match at_limit(plugin, config, ask, LimitReason::QueueTimeout, now, seed) {
                 Arrival::Downgrade(reason) => {
                     let clock = HostClock::default();
                     let cx = plugin.cx(&clock);
@@ -158,36 +154,17 @@ fn leave_queue(
                         .as_deref()
                         .and_then(|id| requests::with(id, |r| route::downgrade(&cx, r)))
                         .flatten();
-                    match cluster {
-                        Some(cluster) => {
-                            count(plugin, ask.class, ShapingEvent::Downgraded);
-                            treatment.downgraded = Some(reason);
-                            resume_with = Some(cluster);
-                        }
-                        None => {
-                            let refusal = Refusal {
-                                action: AtLimit::Reject,
-                                reason,
-                                retry_after_ms: refuse::retry_after_ms(
-                                    config,
-                                    ask,
-                                    AtLimit::Reject,
-                                    reason,
-                                    now,
-                                    seed,
-                                ),
-                            };
-                            count(plugin, ask.class, ShapingEvent::Rejected);
-                            answer(plugin, context, reply(config, ask, refusal));
-                            return;
-                        }
-                    }
-                }
-                arrival @ Arrival::Refused(_) => {
-                    count_refusal(plugin, ask.class, &arrival);
-                    if let Arrival::Refused(out) = arrival {
+                    let Some(cluster) = cluster else {
+                        let out = refusal(plugin, config, ask, AtLimit::Reject, reason, now, seed);
                         answer(plugin, context, out);
-                    }
+                        return;
+                    };
+                    count(plugin, ask.class, ShapingEvent::Downgraded);
+                    treatment.downgraded = Some(reason);
+                    resume_with = Some(cluster);
+                }
+                Arrival::Refused(out) => {
+                    answer(plugin, context, out);
                     return;
                 }
                 Arrival::Go | Arrival::Wait => {}
@@ -229,11 +206,7 @@ pub fn woken(plugin: &Plugin, queue_id: u32) {
     if shaping(plugin).is_none() {
         return;
     }
-    let book = Ledger::read(
-        host::shared_data(ledger::KEY)
-            .and_then(|(b, _)| b)
-            .as_deref(),
-    );
-    with(|w| w.engaged = book.engaged);
+    let engaged = read_ledger().engaged;
+    with(|w| w.engaged = engaged);
     pump(plugin);
 }

@@ -17,13 +17,9 @@ pub fn tick(plugin: &Plugin) {
         return;
     }
     let now = host::now_unix_ms();
-    let Some(((), book, taken)) = transact(me, now, |book| {
-        book.put(me, now, local);
-        Some(())
-    }) else {
+    let Some(book) = write_entry(plugin, me, now, local) else {
         return;
     };
-    took_back(plugin, &taken);
     let totals = book.totals(me, &local);
     let mut engaged = book.engaged;
     if let Some(load_config) = &config.load {
@@ -102,7 +98,7 @@ pub fn observe_attempt(plugin: &Plugin, model: Option<&str>, status: u16) {
     }
     // Windows of seconds: the time of the last callback or tick is close enough.
     let now = super::super::apply::coarse_now_ms();
-    with(|w| w.window.record(load_config, now, status, None));
+    with(|w| w.window.record(load_config, now, status));
 }
 
 /// Counts the answer time of a request first routed to the load trigger's model (client
@@ -114,15 +110,6 @@ pub fn observe_time(plugin: &Plugin, model: &str, time_ms: u64) {
     if load_config.engage_p95_ms.is_none() || model != load_config.model {
         return;
     }
-    let now = host::now_unix_ms();
-    with(|w| {
-        w.window.roll(load_config, now);
-        let bucket = load::BUCKETS_MS
-            .iter()
-            .position(|b| time_ms <= *b)
-            .unwrap_or(load::BUCKETS_MS.len() - 1);
-        if let Some(t) = w.window.current.times.get_mut(bucket) {
-            *t = t.saturating_add(1);
-        }
-    });
+    let now = super::super::apply::coarse_now_ms();
+    with(|w| w.window.record_time(load_config, now, time_ms));
 }
