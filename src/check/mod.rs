@@ -114,22 +114,35 @@ struct Plugin<'a> {
 }
 
 fn find_plugins<'a>(value: &'a Value, path: &str, out: &mut Vec<Plugin<'a>>) {
+    let mut found = Vec::new();
+    find_typed(value, path, WASM_FILTER, &mut found);
+    out.extend(
+        found
+            .into_iter()
+            .map(|(location, wasm)| Plugin { location, wasm }),
+    );
+}
+
+/// Every object with `@type: type_url`, with its path (not looking inside a match).
+pub(super) fn find_typed<'a>(
+    value: &'a Value,
+    path: &str,
+    type_url: &str,
+    out: &mut Vec<(String, &'a Value)>,
+) {
     match value {
         Value::Object(map) => {
-            if map.get("@type").and_then(Value::as_str) == Some(WASM_FILTER) {
-                out.push(Plugin {
-                    location: path.to_owned(),
-                    wasm: value,
-                });
+            if map.get("@type").and_then(Value::as_str) == Some(type_url) {
+                out.push((path.to_owned(), value));
                 return;
             }
             for (key, child) in map {
-                find_plugins(child, &format!("{path}.{key}"), out);
+                find_typed(child, &format!("{path}.{key}"), type_url, out);
             }
         }
         Value::Array(items) => {
             for (i, child) in items.iter().enumerate() {
-                find_plugins(child, &format!("{path}[{i}]"), out);
+                find_typed(child, &format!("{path}[{i}]"), type_url, out);
             }
         }
         _ => {}

@@ -4,7 +4,7 @@
 //! below both; and the filter, which cannot read the manager's settings, must be told the idle
 //! timeout (`shaping.stream_idle_timeout_ms`) it is held to.
 
-use super::{finding, warning, Report, WASM_FILTER};
+use super::{find_typed, finding, warning, Report, WASM_FILTER};
 use crate::config::shaping::{ENVOY_STREAM_IDLE_TIMEOUT_MS, IDLE_MARGIN_MS};
 use crate::config::Config;
 use serde_json::Value;
@@ -27,25 +27,6 @@ fn duration_ms(value: &Value) -> Option<u64> {
     }
 }
 
-fn find_managers<'a>(value: &'a Value, path: &str, out: &mut Vec<(String, &'a Value)>) {
-    match value {
-        Value::Object(map) => {
-            if map.get("@type").and_then(Value::as_str) == Some(HCM) {
-                out.push((path.trim_start_matches('.').to_owned(), value));
-            }
-            for (key, child) in map {
-                find_managers(child, &format!("{path}.{key}"), out);
-            }
-        }
-        Value::Array(items) => {
-            for (i, child) in items.iter().enumerate() {
-                find_managers(child, &format!("{path}[{i}]"), out);
-            }
-        }
-        _ => {}
-    }
-}
-
 /// Whether the manager's filters include the llm-fallback client filter.
 fn holds_client_filter(manager: &Value) -> bool {
     manager
@@ -64,8 +45,9 @@ pub(super) fn check_shaping(document: &Value, client: Option<&Config>, report: &
     };
     let longest = shaping.longest_queue_ms();
     let mut managers = Vec::new();
-    find_managers(document, "", &mut managers);
+    find_typed(document, "", HCM, &mut managers);
     for (at, manager) in managers.into_iter().filter(|(_, m)| holds_client_filter(m)) {
+        let at = at.trim_start_matches('.');
         let idle = match manager.get("stream_idle_timeout") {
             None => ENVOY_STREAM_IDLE_TIMEOUT_MS,
             Some(v) => duration_ms(v).unwrap_or(ENVOY_STREAM_IDLE_TIMEOUT_MS),
