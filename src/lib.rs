@@ -13,6 +13,7 @@ pub mod config;
 pub mod flow;
 pub mod health;
 pub mod inflate;
+pub mod meter;
 pub mod model_field;
 pub mod plan;
 pub mod safety;

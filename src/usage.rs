@@ -100,7 +100,8 @@ mod tests {
             tokens_in(openai),
             Usage {
                 input_tokens: Some(12),
-                output_tokens: Some(5)
+                output_tokens: Some(5),
+                cached_input_tokens: None,
             }
         );
         let anthropic = br#"{"content":[],"usage":{"input_tokens":7,"output_tokens":3,"cache_read_input_tokens":0}}"#;
@@ -108,7 +109,8 @@ mod tests {
             tokens_in(anthropic),
             Usage {
                 input_tokens: Some(7),
-                output_tokens: Some(3)
+                output_tokens: Some(3),
+                cached_input_tokens: Some(0),
             }
         );
         let gemini =
@@ -117,9 +119,24 @@ mod tests {
             tokens_in(gemini),
             Usage {
                 input_tokens: Some(4),
-                output_tokens: Some(9)
+                output_tokens: Some(9),
+                cached_input_tokens: None,
             }
         );
+        // Cache reads and writes are input too (Anthropic counts them beside `input_tokens`);
+        // OpenAI's cached tokens are part of `prompt_tokens` already.
+        let cached = br#"{"usage":{"input_tokens":7,"output_tokens":3,"cache_read_input_tokens":100,"cache_creation_input_tokens":20}}"#;
+        assert_eq!(
+            tokens_in(cached),
+            Usage {
+                input_tokens: Some(127),
+                output_tokens: Some(3),
+                cached_input_tokens: Some(100),
+            }
+        );
+        let openai_cached = br#"{"usage":{"prompt_tokens":120,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":100,"audio_tokens":0}}}"#;
+        assert_eq!(tokens_in(openai_cached).cached_input_tokens, Some(100));
+        assert_eq!(tokens_in(openai_cached).input_tokens, Some(120));
         assert_eq!(tokens_in(b"not json"), Usage::default());
         assert_eq!(
             tokens_in(br#"{"usage": {"prompt_tokens": 1"#),
@@ -140,7 +157,8 @@ mod tests {
             tail.finish(),
             Usage {
                 input_tokens: Some(100),
-                output_tokens: Some(200)
+                output_tokens: Some(200),
+                cached_input_tokens: None,
             }
         );
     }

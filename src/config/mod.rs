@@ -5,6 +5,7 @@
 //! JSON value, deserialized strictly (unknown fields are errors, so a typo never silently turns
 //! a feature off) and validated. Every error names the field it is about.
 
+pub mod metering;
 mod pb_struct;
 pub mod shaping;
 pub mod trust;
@@ -348,7 +349,9 @@ fn default_failure_threshold() -> u32 {
 }
 /// A number, also when it arrives as text: Envoy's YAML loader hands fractions such as
 /// `error_rate_threshold: 0.05` to the plugin's `Struct` as strings (seen on Envoy 1.40).
-fn f64_or_text<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+pub(crate) fn f64_or_text<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<f64, D::Error> {
     match Value::deserialize(deserializer)? {
         Value::Number(n) => n
             .as_f64()
@@ -365,7 +368,7 @@ fn f64_or_text<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<f64,
     }
 }
 
-fn f64_or_text_opt<'de, D: serde::Deserializer<'de>>(
+pub(crate) fn f64_or_text_opt<'de, D: serde::Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<f64>, D::Error> {
     f64_or_text(deserializer).map(Some)
@@ -474,6 +477,9 @@ pub struct Config {
     /// Priority classes, concurrency pools, queues and off-peak deferral (off when absent).
     #[serde(default)]
     pub shaping: Option<shaping::ShapingConfig>,
+    /// API-key labels, prices, budgets and latency histograms.
+    #[serde(default)]
+    pub metering: metering::MeteringConfig,
 }
 
 impl Config {
@@ -582,6 +588,8 @@ impl Config {
         if let Some(shaping) = &self.shaping {
             shaping.validate(&self.models)?;
         }
+        let tasks: Vec<&String> = self.fallback.tasks.keys().collect();
+        self.metering.validate(&self.models, &tasks)?;
         self.validate_fallback()
     }
 
@@ -796,7 +804,7 @@ fn validate_chain(
 }
 
 /// Account names become stat labels: the characters of cluster and model names, no `;`.
-fn validate_label(name: &str) -> Result<(), String> {
+pub(crate) fn validate_label(name: &str) -> Result<(), String> {
     let ok = !name.is_empty()
         && name.len() <= MAX_MODEL_NAME
         && name

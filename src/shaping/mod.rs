@@ -201,16 +201,23 @@ pub fn is_long(config: &crate::config::shaping::LongTasksConfig, body: &[u8]) ->
     if config.tools && memchr::memmem::find(body, b"\"tools\"").is_some() {
         return true;
     }
-    memchr::memmem::find_iter(body, b"okens\"").any(|at| {
-        let end = at + b"okens\"".len();
-        MAX_TOKEN_KEYS.iter().any(|key| {
-            end.checked_sub(key.len())
-                .and_then(|start| body.get(start..end))
-                .is_some_and(|found| found == *key)
-                && number_after_colon(body.get(end..).unwrap_or_default())
-                    .is_some_and(|n| n > config.max_tokens)
+    stated_max_tokens(body).is_some_and(|n| n > config.max_tokens)
+}
+
+/// The largest output limit a request body states, in any spelling of `max_tokens` (the same
+/// key scan as [`is_long`]).
+pub fn stated_max_tokens(body: &[u8]) -> Option<u64> {
+    memchr::memmem::find_iter(body, b"okens\"")
+        .filter_map(|at| {
+            let end = at + b"okens\"".len();
+            MAX_TOKEN_KEYS.iter().find_map(|key| {
+                let start = end.checked_sub(key.len())?;
+                (body.get(start..end)? == *key)
+                    .then(|| number_after_colon(body.get(end..).unwrap_or_default()))
+                    .flatten()
+            })
         })
-    })
+        .max()
 }
 
 /// The unsigned integer after `\s*:\s*`, if that is what follows.

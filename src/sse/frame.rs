@@ -15,6 +15,10 @@ pub struct Usage {
     /// `completion_tokens` (OpenAI chat), `output_tokens` (Anthropic, OpenAI Responses),
     /// `candidatesTokenCount` (Gemini).
     pub output_tokens: Option<u64>,
+    /// Input tokens read from the provider's prompt cache, part of `input_tokens`:
+    /// `prompt_tokens_details.cached_tokens` (OpenAI chat), `input_tokens_details.cached_tokens`
+    /// (Responses), `cache_read_input_tokens` (Anthropic), `cachedContentTokenCount` (Gemini).
+    pub cached_input_tokens: Option<u64>,
 }
 
 impl Usage {
@@ -26,6 +30,9 @@ impl Usage {
         if later.output_tokens.is_some() {
             self.output_tokens = later.output_tokens;
         }
+        if later.cached_input_tokens.is_some() {
+            self.cached_input_tokens = later.cached_input_tokens;
+        }
     }
 
     /// Reads a usage object of any of the supported providers.
@@ -34,9 +41,29 @@ impl Usage {
             keys.iter()
                 .find_map(|key| map.get(*key).and_then(Value::as_u64))
         };
+        let nested = |outer: &str| {
+            map.get(outer)
+                .and_then(|d| d.get("cached_tokens"))
+                .and_then(Value::as_u64)
+        };
+        // Anthropic counts cache reads and writes beside `input_tokens`, not in it; the others
+        // count cached tokens inside their input figure.
+        let cache_read = first(&["cache_read_input_tokens"]);
+        let cache_write = first(&["cache_creation_input_tokens"]);
+        let mut input = first(&["input_tokens", "prompt_tokens", "promptTokenCount"]);
+        if cache_read.is_some() || cache_write.is_some() {
+            input = input.map(|i| {
+                i.saturating_add(cache_read.unwrap_or(0))
+                    .saturating_add(cache_write.unwrap_or(0))
+            });
+        }
         Usage {
-            input_tokens: first(&["input_tokens", "prompt_tokens", "promptTokenCount"]),
+            input_tokens: input,
             output_tokens: first(&["output_tokens", "completion_tokens", "candidatesTokenCount"]),
+            cached_input_tokens: cache_read
+                .or_else(|| nested("prompt_tokens_details"))
+                .or_else(|| nested("input_tokens_details"))
+                .or_else(|| first(&["cachedContentTokenCount"])),
         }
     }
 

@@ -80,6 +80,15 @@ fn usage(input: u64, output: u64) -> Usage {
     Usage {
         input_tokens: Some(input),
         output_tokens: Some(output),
+        cached_input_tokens: None,
+    }
+}
+
+/// Usage of a real answer that states its cached input (0 in these fixtures).
+fn usage_cached(input: u64, output: u64, cached: u64) -> Usage {
+    Usage {
+        cached_input_tokens: Some(cached),
+        ..usage(input, output)
     }
 }
 
@@ -105,7 +114,7 @@ fn openai_chat_stream_with_usage() {
         DEFAULT_MAX_EVENT_BYTES,
         &Outcome {
             findings: vec![],
-            usage: usage(19, 10),
+            usage: usage_cached(19, 10, 0),
             events: 6,
             malformed: 0,
             // Only the usage chunk: `"usage":null` and escaped text are not parsed.
@@ -168,7 +177,7 @@ fn anthropic_stream_usage() {
         DEFAULT_MAX_EVENT_BYTES,
         &Outcome {
             findings: vec![],
-            usage: usage(25, 15),
+            usage: usage_cached(25, 15, 0),
             events: 8,
             malformed: 0,
             parsed: 2,
@@ -282,7 +291,7 @@ fn responses_completed_usage_and_incomplete_is_not_an_error() {
         DEFAULT_MAX_EVENT_BYTES,
         &Outcome {
             findings: vec![],
-            usage: usage(37, 11),
+            usage: usage_cached(37, 11, 0),
             events: 5,
             malformed: 0,
             parsed: 1,
@@ -358,6 +367,7 @@ fn gemini_error_frame() {
             usage: Usage {
                 input_tokens: Some(5),
                 output_tokens: None,
+                cached_input_tokens: None,
             },
             events: 2,
             malformed: 0,
@@ -601,7 +611,10 @@ fn usage_after_the_limit_is_found() {
         "data: {{\"candidates\": [{{\"content\": {{\"parts\": [{{\"text\": \"{text}\"}}],\"role\": \"model\"}},\"finishReason\": \"STOP\",\"index\": 0}}],\"usageMetadata\": {{\"promptTokenCount\": 8,\"candidatesTokenCount\": 400,\"totalTokenCount\": 408}},\"modelVersion\": \"gemini-2.5-flash\"}}\r\n\r\n"
     );
     let mut rng = Rng(7);
-    for (input, expected) in [(responses, usage(1200, 340)), (gemini, usage(8, 400))] {
+    for (input, expected) in [
+        (responses, usage_cached(1200, 340, 0)),
+        (gemini, usage(8, 400)),
+    ] {
         let len = input.len();
         for max in 0..len {
             let out = run([input.as_bytes()], max);

@@ -252,3 +252,31 @@ pub(super) fn rfc3339_ms(v: &str) -> Option<i128> {
 // ---------------------------------------------------------------------------------------------
 // Messages
 // ---------------------------------------------------------------------------------------------
+
+// ---------------------------------------------------------------------------------------------
+// Calendar windows (budgets)
+// ---------------------------------------------------------------------------------------------
+
+/// Year, month and day of a day since 1970-01-01.
+pub(super) fn civil_of_days(days: i64) -> (i64, u32, u32) {
+    let year = year_from_days(days);
+    let mut month = 12;
+    while month > 1 && days_from_civil(year, month, 1) > days {
+        month -= 1;
+    }
+    let day = days - days_from_civil(year, month, 1) + 1;
+    (year, month, u32::try_from(day).unwrap_or(1))
+}
+
+/// The first milliseconds of the month containing `ms` and of the next one.
+pub(super) fn month_bounds(ms: i64) -> (i64, i64) {
+    let day_ms = i64::try_from(MS_PER_DAY).unwrap_or(86_400_000);
+    let (year, month, _) = civil_of_days(ms.div_euclid(day_ms));
+    let start = days_from_civil(year, month, 1) * day_ms;
+    let (ny, nm) = if month == 12 {
+        (year + 1, 1)
+    } else {
+        (year, month + 1)
+    };
+    (start, days_from_civil(ny, nm, 1) * day_ms)
+}

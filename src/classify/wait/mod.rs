@@ -228,3 +228,27 @@ fn seconds(v: &str) -> Option<Stated> {
 fn http_date(v: &str, now_unix_ms: u64) -> Option<Stated> {
     http_date_ms(v, now_unix_ms).map(|at| absolute(at, now_unix_ms))
 }
+
+/// An RFC 3339 time as unix milliseconds (`None`: not one, or before 1970).
+pub fn rfc3339_unix_ms(value: &str) -> Option<u64> {
+    date::rfc3339_ms(value.trim()).and_then(|ms| u64::try_from(ms).ok())
+}
+
+/// Unix milliseconds as RFC 3339 in UTC, to the second (`2026-12-02T00:00:00Z`).
+pub fn rfc3339_utc(unix_ms: u64) -> String {
+    let secs = i64::try_from(unix_ms / 1000).unwrap_or(i64::MAX);
+    let (year, month, day) = date::civil_of_days(secs.div_euclid(86_400));
+    let of_day = secs.rem_euclid(86_400);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        of_day / 3600,
+        of_day / 60 % 60,
+        of_day % 60
+    )
+}
+
+/// The first milliseconds of the calendar month containing `ms` and of the next one (`ms` in
+/// any fixed offset's local time).
+pub fn month_bounds_ms(ms: i64) -> (i64, i64) {
+    date::month_bounds(ms)
+}
