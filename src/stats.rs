@@ -9,6 +9,7 @@
 
 use crate::classify::ErrorClass;
 use crate::config::Config;
+use crate::meter::KeySlot;
 use crate::model_field::Skip;
 
 /// Label for a model that is not configured.
@@ -71,6 +72,13 @@ impl Direction {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ModelSlot(usize);
 
+impl ModelSlot {
+    /// Its position among [`CounterSet::model_slots`].
+    pub fn index(self) -> usize {
+        self.0
+    }
+}
+
 /// One counter, with its labels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Counter {
@@ -130,6 +138,40 @@ pub enum Counter {
     FallbackOutcomes(ModelSlot, bool),
     /// Tokens reported in `usage`, by the request's task (the configured tasks, `other`, `none`).
     TaskTokens(TaskSlot, Direction),
+    /// Tokens reported in `usage`, by the request's API-key label.
+    KeyTokens(KeySlot, Direction),
+    /// Cost in nano-USD at the configured prices, by the model asked, the task and the key
+    /// label; `None` as an id for a model without a price.
+    Cost(ModelSlot, TaskSlot, KeySlot),
+    /// What a budget did with a request, by budget (index into `metering.budgets`).
+    Budget(usize, BudgetEvent),
+}
+
+/// What a budget did with a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BudgetEvent {
+    /// Reserved and sent.
+    Admitted,
+    /// Refused: it would have crossed the cap.
+    Refused,
+    /// A shadow budget would have refused it (it was sent).
+    ShadowRefused,
+}
+
+impl BudgetEvent {
+    pub const ALL: [BudgetEvent; 3] = [
+        BudgetEvent::Admitted,
+        BudgetEvent::Refused,
+        BudgetEvent::ShadowRefused,
+    ];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            BudgetEvent::Admitted => "admitted",
+            BudgetEvent::Refused => "refused",
+            BudgetEvent::ShadowRefused => "shadow_refused",
+        }
+    }
 }
 
 /// A task's label slot: a task of `fallback.tasks` (in its order), `other`, or `none`.
@@ -231,6 +273,12 @@ pub struct CounterSet {
     classes: usize,
     /// The configured tasks (`fallback.tasks`), in order.
     tasks: Vec<String>,
+    /// Key labels (`metering.keys`, then `other`, `none`).
+    keys: usize,
+    /// Model slots with a price, in slot order: only these get cost counters.
+    priced: Vec<usize>,
+    /// Budgets (`metering.budgets`).
+    budgets: usize,
     names: Vec<String>,
 }
 
@@ -378,6 +426,46 @@ impl CounterSet {
                 ));
             }
         }
+        let metering = &config.metering;
+        let keys: Vec<&str> = crate::meter::key_labels(metering).collect();
+        for key in &keys {
+            for direction in Direction::ALL {
+                names.push(format!(
+                    "{PREFIX}.key_tokens;key={key};direction={}",
+                    direction.as_str()
+                ));
+            }
+        }
+        let priced: Vec<usize> = models
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| metering.prices.contains_key(*m))
+            .map(|(i, _)| i)
+            .collect();
+        let task_labels: Vec<&str> = tasks
+            .iter()
+            .map(String::as_str)
+            .chain([OTHER_MODEL, NO_MODEL])
+            .collect();
+        for model in priced.iter().filter_map(|i| models.get(*i)) {
+            for task in &task_labels {
+                for key in &keys {
+                    names.push(format!(
+                        "{PREFIX}.cost_nanousd;model={model};task={task};key={key}"
+                    ));
+                }
+            }
+        }
+        for budget in &metering.budgets {
+            for event in BudgetEvent::ALL {
+                names.push(format!(
+                    "{PREFIX}.budget;budget={};event={}",
+                    budget.name,
+                    event.as_str()
+                ));
+            }
+        }
+        let keys = keys.len();
         Self {
             models,
             model_accounts,
@@ -385,6 +473,9 @@ impl CounterSet {
             switches,
             classes: classes.len(),
             tasks,
+            keys,
+            priced,
+            budgets: metering.budgets.len(),
             names,
         }
     }
@@ -416,6 +507,11 @@ impl CounterSet {
 
     fn slots(&self) -> usize {
         self.models.len() + 2
+    }
+
+    /// Every model label slot: the configured models, `other`, `none`.
+    pub fn model_slots(&self) -> impl Iterator<Item = ModelSlot> {
+        (0..self.slots()).map(ModelSlot)
     }
 
     /// The label slot of a model name (`None`: the model is unknown).
@@ -474,6 +570,10 @@ impl CounterSet {
         let base_shaping = base_fallbacks + self.switches.len() * switch_classes().count();
         let base_outcomes = base_shaping + self.classes * ShapingEvent::ALL.len();
         let base_tasks = base_outcomes + 2 * slots;
+        let tasks = self.tasks.len() + 2;
+        let base_keys = base_tasks + tasks * Direction::ALL.len();
+        let base_cost = base_keys + self.keys * Direction::ALL.len();
+        let base_budget = base_cost + self.priced.len() * tasks * self.keys;
         Some(CounterId(match counter {
             Counter::Requests(m) => m.0,
             Counter::Attempts(m) => slots + m.0,
@@ -513,6 +613,26 @@ impl CounterSet {
             }
             Counter::TaskTokens(t, d) => {
                 base_tasks + t.0 * Direction::ALL.len() + usize::from(d == Direction::Output)
+            }
+            Counter::KeyTokens(k, d) => {
+                if k.0 >= self.keys {
+                    return None;
+                }
+                base_keys + k.0 * Direction::ALL.len() + usize::from(d == Direction::Output)
+            }
+            Counter::Cost(m, t, k) => {
+                let model = self.priced.iter().position(|p| *p == m.0)?;
+                if t.0 >= tasks || k.0 >= self.keys {
+                    return None;
+                }
+                base_cost + (model * tasks + t.0) * self.keys + k.0
+            }
+            Counter::Budget(b, e) => {
+                if b >= self.budgets {
+                    return None;
+                }
+                let event = BudgetEvent::ALL.iter().position(|x| *x == e)?;
+                base_budget + b * BudgetEvent::ALL.len() + event
             }
         }))
     }
@@ -623,7 +743,45 @@ mod tests {
             .fallback
             .chains
             .insert("gpt-4.1".into(), vec!["mini".into()]);
+        config
+            .fallback
+            .tasks
+            .insert("agent".into(), vec!["mini".into()]);
+        config.metering = serde_json::from_value(serde_json::json!({
+            "keys": [{"sha256": "ab".repeat(32), "label": "team-a"}],
+            "prices": {"mini": {"input": 0.15, "output": 0.6}},
+            "budgets": [{"name": "day", "tokens": 100, "window": "day"}],
+        }))
+        .unwrap();
         CounterSet::new(&config)
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn cost_counters_exist_for_priced_models_only_and_keys_are_bounded() {
+        let s = set();
+        let name = |c: Counter| s.id(c).map(|id| s.names()[id.0].as_str());
+        let (gpt, mini) = (s.slot(Some("gpt-4.1")), s.slot(Some("mini")));
+        let (agent, none) = (s.task_slot(Some("agent")), s.task_slot(None));
+        let (team, other, nokey) = (KeySlot(0), KeySlot(1), KeySlot(2));
+        assert_eq!(
+            name(Counter::Cost(mini, agent, team)),
+            Some("llm_fallback.cost_nanousd;model=mini;task=agent;key=team-a")
+        );
+        assert_eq!(
+            name(Counter::Cost(mini, none, nokey)),
+            Some("llm_fallback.cost_nanousd;model=mini;task=none;key=none")
+        );
+        assert_eq!(name(Counter::Cost(gpt, agent, team)), None, "no price");
+        assert_eq!(
+            name(Counter::KeyTokens(other, Direction::Output)),
+            Some("llm_fallback.key_tokens;key=other;direction=output")
+        );
+        assert_eq!(name(Counter::KeyTokens(KeySlot(3), Direction::Input)), None);
+        assert_eq!(
+            name(Counter::Budget(0, BudgetEvent::ShadowRefused)),
+            Some("llm_fallback.budget;budget=day;event=shadow_refused")
+        );
+        assert_eq!(name(Counter::Budget(1, BudgetEvent::Refused)), None);
     }
 
     #[wasm_bindgen_test(unsupported = test)]
@@ -765,6 +923,25 @@ mod tests {
                     s.id(Counter::TaskTokens(s.task_slot(task), direction))
                         .map(|i| i.0),
                 );
+            }
+        }
+        for key in 0..4 {
+            for direction in Direction::ALL {
+                ids.extend(
+                    s.id(Counter::KeyTokens(KeySlot(key), direction))
+                        .map(|i| i.0),
+                );
+            }
+            for model in [Some("gpt-4.1"), Some("mini"), Some("zz"), None] {
+                for task in [Some("agent"), Some("unknown"), None] {
+                    let c = Counter::Cost(s.slot(model), s.task_slot(task), KeySlot(key));
+                    ids.extend(s.id(c).map(|i| i.0));
+                }
+            }
+        }
+        for budget in 0..2 {
+            for event in BudgetEvent::ALL {
+                ids.extend(s.id(Counter::Budget(budget, event)).map(|i| i.0));
             }
         }
         for account in s.accounts().to_vec() {

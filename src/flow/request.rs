@@ -89,6 +89,8 @@ pub struct Request {
     /// The client sent the body compressed: every attempt inflates it and sends it plain (the
     /// router replays the original bytes, while header changes carry over between attempts).
     pub body_encoding: Encoding,
+    /// Its key, times, use and budget reservations (usage accounting).
+    pub metered: crate::meter::Metered,
 }
 
 impl Request {
@@ -112,6 +114,7 @@ impl Request {
             first_clean: None,
             safety: Safety::Safe,
             body_encoding: Encoding::Identity,
+            metered: crate::meter::Metered::default(),
         }
     }
 

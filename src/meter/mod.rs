@@ -130,5 +130,23 @@ impl Spend {
     }
 }
 
+/// What usage accounting knows of one request, from its arrival to its end.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Metered {
+    pub key: KeySlot,
+    /// When the client filter read it (unix ms), when latency is measured.
+    pub arrived_ms: Option<u64>,
+    /// When the body of the answer that served it began (a stream's first event).
+    pub first_byte_ms: Option<u64>,
+    /// Output tokens of the answer that served it.
+    pub output_tokens: u64,
+    /// What its attempts used.
+    pub spend: Spend,
+    /// What budgets hold for it until it ends.
+    pub reservations: Vec<budget::Reservation>,
+    /// The shadow budget that would have refused it.
+    pub shadow_over: Option<usize>,
+}
+
 #[cfg(test)]
 mod tests;

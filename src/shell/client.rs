@@ -6,7 +6,7 @@ use super::apply::{apply, HostClock};
 use super::count::{self, Position, Streaming};
 use super::headers::RequestHeaders;
 use super::shaping::{self, Arrival};
-use super::{host, idempotency, identity, requests, Plugin};
+use super::{host, idempotency, identity, meter, requests, Plugin};
 use crate::classify::Answer;
 use crate::flow::route::{self, Start};
 use crate::flow::{attempt, Effects, Safety};
@@ -63,6 +63,11 @@ pub struct ClientContext {
     idempotency: Option<(u64, u64)>,
     /// The final answer's status.
     status: u16,
+    /// Hex SHA-256 of its credential, when a key mapping needs it (empty: it has one, and no
+    /// mapping needs the hash; `None`: it has none).
+    key_hash: Option<String>,
+    /// What the request may use (budgets configured).
+    estimate: Option<crate::meter::Estimate>,
 }
 
 impl ClientContext {
@@ -80,6 +85,8 @@ impl ClientContext {
             safety: Safety::Safe,
             idempotency: None,
             status: 0,
+            key_hash: None,
+            estimate: None,
         }
     }
 
@@ -155,6 +162,12 @@ impl ClientContext {
                     .map_or(Priority::Normal, |c| c.fallback.priority()),
                 _ => Priority::from_header(self.request.priority.as_deref()),
             };
+            // What budgets reserve is estimated from the body before it moves into the request.
+            let estimate = (!plugin.meter.budgets.is_empty()).then(|| {
+                let out_max = config.model(&field.value).and_then(|m| m.max_output_tokens);
+                crate::meter::Estimate::of(&body, out_max, config.metering.default_output_tokens)
+            });
+            self.estimate = estimate;
             let ask = route::Ask {
                 model: &field.value,
                 task: self.request.task.as_deref(),
@@ -169,6 +182,9 @@ impl ClientContext {
                     mut request,
                 } => {
                     request.body_encoding = self.encoding;
+                    if let Err(refusal) = self.meter_start(&cx, &mut request, &field.value) {
+                        return self.refused(out, refusal);
+                    }
                     if let Some(ask) = self.shaped {
                         match shaping::arrive(&plugin, self.context_id, Some(id), ask, id) {
                             Arrival::Go => {}
@@ -220,14 +236,46 @@ impl ClientContext {
         Action::Continue
     }
 
+    /// Usage accounting of a routed request: its key label and arrival time; its budgets'
+    /// reservations, or the refusal of the first budget it would cross.
+    fn meter_start(
+        &self,
+        cx: &crate::flow::Cx<'_>,
+        request: &mut crate::flow::Request,
+        asked: &str,
+    ) -> Result<(), Effects> {
+        let metering = &self.plugin.config.metering;
+        let metered = &mut request.metered;
+        metered.key = crate::meter::key_slot(metering, self.key_hash.as_deref());
+        if metering.latency {
+            metered.arrived_ms = Some(cx.now());
+        }
+        let Some(estimate) = self.estimate else {
+            return Ok(());
+        };
+        let scope = crate::meter::budget::Scope {
+            key: metered.key,
+            task: request.task.as_deref(),
+            model: asked,
+        };
+        match meter::admit(&self.plugin, scope, estimate, &request.next, cx.now()) {
+            meter::Admission::Go {
+                reservations,
+                shadow,
+            } => {
+                request.metered.reservations = reservations;
+                request.metered.shadow_over = shadow;
+                Ok(())
+            }
+            meter::Admission::Refused(reply) => Err(reply),
+        }
+    }
+
     /// The request's priority class and lane (traffic shaping on, the model configured).
     fn shaping_ask(&self, body: &[u8]) -> Option<Ask> {
         let config = self.plugin.config.shaping.as_ref()?;
-        let key = (!config.keys.is_empty())
-            .then(|| self.request.credential.as_deref().map(sha256_hex))
-            .flatten();
-        let class =
-            crate::shaping::class_for(config, self.request.priority.as_deref(), key.as_deref());
+        let key = self.key_hash.as_deref().filter(|_| !config.keys.is_empty());
+        let class = crate::shaping::class_for(config, self.request.priority.as_deref(), key);
         let lane = match &config.long_tasks {
             Some(long) if crate::shaping::is_long(long, body) => Lane::Long,
             _ => Lane::Class,
@@ -302,6 +350,26 @@ impl ClientContext {
     }
 }
 
+impl ClientContext {
+    /// A request's end: its budgets settled from what its attempts used, its latencies
+    /// recorded under the model that answered.
+    fn meter_end(&self, request: &crate::flow::Request) {
+        let metered = &request.metered;
+        if metered.reservations.is_empty()
+            && (metered.arrived_ms.is_none() || request.tried.is_empty())
+        {
+            return;
+        }
+        let now = host::now_unix_ms();
+        meter::settle(&self.plugin, &metered.reservations, metered.spend, now);
+        if !request.tried.is_empty() {
+            let slot = self.plugin.metrics.set.slot(Some(request.model_shown()));
+            let served = request.served.is_some();
+            meter::record_latency(&self.plugin, slot, metered, served, now);
+        }
+    }
+}
+
 impl Context for ClientContext {
     fn on_done(&mut self) -> bool {
         match std::mem::replace(&mut self.step, Step::Done) {
@@ -315,6 +383,9 @@ impl Context for ClientContext {
             Step::Start | Step::Routed | Step::Queued | Step::Responded | Step::Done => {}
         }
         let request = self.id.as_deref().and_then(requests::remove);
+        if let Some(request) = &request {
+            self.meter_end(request);
+        }
         // Answered by the shaping timer while queued: nothing was sent.
         let never_sent = self.shaped.is_some() && shaping::was_replied(self.context_id);
         if self.shaped.is_some() {
@@ -349,6 +420,16 @@ impl HttpContext for ClientContext {
             host::remove_header(MapType::HttpRequestHeaders, &name);
         }
         identity::apply_trust(&self.plugin, &mut self.request);
+        let config = &self.plugin.config;
+        let mapped = !config.metering.keys.is_empty()
+            || config.shaping.as_ref().is_some_and(|s| !s.keys.is_empty());
+        self.key_hash = self.request.credential.as_deref().map(|credential| {
+            if mapped {
+                crate::meter::sha256_hex(credential)
+            } else {
+                String::new()
+            }
+        });
         self.id = identity::mint();
         self.encoding = Encoding::of_header(self.request.content_encoding.as_deref());
         if end_of_stream {
@@ -444,6 +525,13 @@ impl HttpContext for ClientContext {
         let safety = match self.id.as_deref() {
             Some(id) => requests::with(id, |request| {
                 route::explain(&cx, request, self.status, &mut out);
+                let shadow = request.metered.shadow_over;
+                if let Some(b) = shadow.and_then(|i| plugin.meter.budgets.get(i)) {
+                    out.set_header(
+                        crate::meter::budget::BUDGET_HEADER,
+                        format!("shadow-over {}", b.name),
+                    );
+                }
                 request.safety
             })
             .unwrap_or(self.safety),
@@ -465,11 +553,4 @@ impl HttpContext for ClientContext {
         apply(&plugin, MapType::HttpResponseHeaders, out);
         Action::Continue
     }
-}
-
-/// Hex SHA-256 of a credential header's value (the operator's key-to-class mapping).
-fn sha256_hex(value: &[u8]) -> String {
-    use sha2::Digest;
-    let digest = sha2::Sha256::digest(value);
-    digest.iter().map(|b| format!("{b:02x}")).collect()
 }

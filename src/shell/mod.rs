@@ -17,6 +17,7 @@ mod holds;
 mod host;
 mod idempotency;
 mod identity;
+mod meter;
 mod metrics;
 mod observe;
 #[cfg(all(target_arch = "wasm32", target_os = "wasi"))]
@@ -74,6 +75,8 @@ pub struct Plugin {
     pub config: Config,
     pub rules: Rules,
     pub metrics: Metrics,
+    /// Budgets, latency and token histograms.
+    pub meter: meter::Meter,
     /// Per configured model (same order): this worker's error-rate window.
     pub windows: std::cell::RefCell<Vec<crate::health::ErrorWindow>>,
 }
@@ -142,6 +145,7 @@ impl RootContext for Root {
             return false;
         }
         let metrics = Metrics::new(&config);
+        let meter = meter::Meter::new(&config, &metrics.set);
         for model in &config.models {
             shared_health::init(&model.name);
         }
@@ -158,6 +162,7 @@ impl RootContext for Root {
             windows: std::cell::RefCell::new(vec![Default::default(); config.models.len()]),
             config,
             metrics,
+            meter,
         });
         if role == Role::Client {
             idempotency::init_slots(&plugin);
@@ -193,6 +198,9 @@ impl RootContext for Root {
             self.flushed_ms = now;
             if let Some(plugin) = &self.plugin {
                 plugin.metrics.flush();
+                if plugin.role == Role::Client {
+                    meter::publish(plugin, now);
+                }
             }
         }
     }

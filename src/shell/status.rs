@@ -44,9 +44,17 @@ impl HttpContext for StatusContext {
             &health,
             host::now_unix_ms(),
         );
-        if let Some(config) = &plugin.config.shaping {
+        let shaping = plugin.config.shaping.as_ref();
+        let budgets = !plugin.meter.budgets.is_empty();
+        if shaping.is_some() || budgets {
             if let Ok(serde_json::Value::Object(mut doc)) = serde_json::from_str(&body) {
-                doc.insert("shaping".into(), super::shaping::status(config));
+                if let Some(config) = shaping {
+                    doc.insert("shaping".into(), super::shaping::status(config));
+                }
+                if budgets {
+                    let now = host::now_unix_ms();
+                    doc.insert("budgets".into(), super::meter::status(plugin, now));
+                }
                 body = serde_json::Value::Object(doc).to_string();
             }
         }

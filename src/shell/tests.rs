@@ -128,9 +128,15 @@ fn final_answer(ctx: &mut Box<dyn HttpContext>, answer: &Stream) -> Stream {
     fake::with(|f| f.stream.clone())
 }
 
+/// [`CONFIG`] without latency histograms (they read the clock twice per request).
+fn no_latency() -> String {
+    CONFIG.replacen('{', r#"{"metering": {"latency": false},"#, 1)
+}
+
 #[test]
 fn a_healthy_request_is_routed_by_its_model_and_explained() {
-    let (client, upstream) = (root("client"), root("upstream"));
+    let config = no_latency();
+    let (client, upstream) = (root_with("client", &config), root_with("upstream", &config));
     fake::swap_stream(client_stream(
         "/v1/chat/completions",
         &[],
@@ -607,4 +613,99 @@ fn a_downgrade_with_no_lower_tier_is_counted_as_the_rejection_it_became() {
     let event = |e| metrics.pending(crate::stats::Counter::Shaping(1, e));
     use crate::stats::ShapingEvent::{Downgraded, Rejected};
     assert_eq!((event(Rejected), event(Downgraded)), (1, 0));
+}
+
+/// [`CONFIG`] with a labelled key, prices and a token budget of `tokens` per day.
+fn metered(tokens: u64, shadow: bool) -> String {
+    let key = crate::meter::sha256_hex(b"Bearer team-a");
+    let metering = format!(
+        r#"{{"metering": {{"keys": [{{"sha256": "{key}", "label": "team-a"}}],
+           "prices": {{"gpt-4o": {{"input": 2.5, "output": 10}}}},
+           "budgets": [{{"name": "daily", "key": "team-a", "tokens": {tokens}, "window": "day", "shadow": {shadow}}}]}},"#
+    );
+    CONFIG.replacen('{', &metering, 1)
+}
+
+fn shared_record(key: &str) -> Option<crate::meter::budget::Record> {
+    fake::with(|f| f.shared.get(key).cloned())
+        .and_then(|(bytes, _)| crate::meter::budget::Record::decode(&bytes))
+}
+
+/// A histogram's last value (each root defines its own id for the name; the largest wins).
+fn metric(name: &str) -> Option<i64> {
+    fake::with(|f| {
+        f.metrics
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| *v)
+            .max()
+    })
+}
+
+/// One request of key `team-a` through client and upstream: the final answer's view.
+fn metered_request(client: &Root, upstream: &Root, id: u32, max_tokens: u64) -> Stream {
+    fake::swap_stream(client_stream(
+        "/v1/chat/completions",
+        &[("authorization", "Bearer team-a")],
+        chat("gpt-4o", max_tokens),
+    ));
+    let mut ctx = client.create_http_context(id).unwrap();
+    ctx.on_http_request_headers(4, false);
+    if ctx.on_http_request_body(body_len(), true) != Action::Continue {
+        ctx.on_done();
+        return fake::with(|f| f.stream.clone());
+    }
+    let request = fake::with(|f| f.stream.clone());
+    fake::with(|f| f.now_ms += 250);
+    let (_, answer) = attempt(upstream, &request, 200, OK_JSON);
+    final_answer(&mut ctx, &answer)
+}
+
+#[test]
+fn a_budget_reserves_then_settles_what_the_answer_used_and_refuses_what_would_cross_it() {
+    // The estimate: body bytes / 4 plus its max_tokens; the cap leaves room for one.
+    let estimate = (chat("gpt-4o", 100).len() as u64).div_ceil(4) + 100;
+    let config = metered(estimate + 10, false);
+    let (client, upstream) = (root_with("client", &config), root_with("upstream", &config));
+    let first = metered_request(&client, &upstream, 1, 100);
+    assert_eq!(first.reply, None);
+    // Settled: the answer's 11 + 7 tokens spent, nothing left reserved.
+    let record = shared_record("llm_fallback.budget.daily").unwrap();
+    assert_eq!((record.spent, record.reserved), (18, 0));
+    // Duration recorded under the model that answered (the fake clock moved 250 ms).
+    assert_eq!(
+        metric("llm_fallback.request_duration_ms;model=gpt-4o"),
+        Some(250)
+    );
+    assert_eq!(
+        metric("gen_ai.client.token.usage;gen_ai_request_model=gpt-4o;gen_ai_provider_name=openai;gen_ai_token_type=output"),
+        Some(7)
+    );
+    // 18 spent + this estimate crosses the cap: refused before anything is sent.
+    let second = metered_request(&client, &upstream, 2, 100);
+    let (status, headers, body) = second.reply.clone().expect("refused");
+    assert_eq!(status, 429);
+    assert!(headers
+        .iter()
+        .any(|(k, v)| k == "x-llm-budget" && v == "refused daily"));
+    assert!(String::from_utf8_lossy(&body).contains("budget_exceeded"));
+    let record = shared_record("llm_fallback.budget.daily").unwrap();
+    assert_eq!((record.spent, record.reserved), (18, 0), "nothing reserved");
+    // A smaller request still fits.
+    let third = metered_request(&client, &upstream, 3, 1);
+    assert_eq!(third.reply, None);
+}
+
+#[test]
+fn a_shadow_budget_refuses_nothing_and_says_what_it_would_have_done() {
+    let config = metered(20, true);
+    let (client, upstream) = (root_with("client", &config), root_with("upstream", &config));
+    let answer = metered_request(&client, &upstream, 1, 100);
+    assert_eq!(answer.reply, None);
+    assert_eq!(
+        header(&answer.response_headers, "x-llm-budget").as_deref(),
+        Some("shadow-over daily")
+    );
+    let record = shared_record("llm_fallback.budget.daily").unwrap();
+    assert_eq!((record.spent, record.reserved), (18, 0));
 }

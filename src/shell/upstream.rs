@@ -7,7 +7,7 @@
 use super::apply::{apply, HostClock};
 use super::count::{self, Position, Streaming};
 use super::observe::{JsonObserver, StreamObserver};
-use super::{holds, host, identity, raw, requests, Plugin};
+use super::{holds, host, identity, meter, raw, requests, Plugin};
 use crate::attempt::{EndFacts, Ending};
 use crate::classify::{Answer, ErrorClass, Verdict};
 use crate::flow::answer::{self, Head, Kind, Plan, StartSeen, StartStep};
@@ -80,6 +80,8 @@ pub struct UpstreamContext {
     answered: bool,
     /// The answer's body reached its end.
     complete: bool,
+    /// A 200 stream's first event was timed.
+    first_event_seen: bool,
 }
 
 impl UpstreamContext {
@@ -96,6 +98,7 @@ impl UpstreamContext {
             status: 0,
             answered: false,
             complete: false,
+            first_event_seen: false,
         }
     }
 
@@ -232,18 +235,58 @@ impl UpstreamContext {
     }
 
     fn count_tokens(&self, tokens: Usage) {
-        let metrics = &self.plugin.metrics;
+        let plugin = &self.plugin;
+        let metrics = &plugin.metrics;
         let input = tokens.input_tokens.unwrap_or(0);
         metrics.add(Counter::Tokens(self.slot, Direction::Input), input);
         let output = tokens.output_tokens.unwrap_or(0);
         metrics.add(Counter::Tokens(self.slot, Direction::Output), output);
-        let task = self
+        let price = self
+            .model
+            .as_deref()
+            .and_then(|m| plugin.config.metering.prices.get(m));
+        let (task, key) = self
             .id
             .as_deref()
-            .and_then(|id| requests::with(id, |r| metrics.set.task_slot(r.task.as_deref())))
-            .unwrap_or_else(|| metrics.set.task_slot(None));
+            .and_then(|id| {
+                requests::with(id, |r| {
+                    r.metered.spend.add(&tokens, price);
+                    r.metered.output_tokens = output;
+                    (metrics.set.task_slot(r.task.as_deref()), r.metered.key)
+                })
+            })
+            .unwrap_or_else(|| {
+                let metering = &plugin.config.metering;
+                (
+                    metrics.set.task_slot(None),
+                    crate::meter::key_slot(metering, None),
+                )
+            });
         metrics.add(Counter::TaskTokens(task, Direction::Input), input);
         metrics.add(Counter::TaskTokens(task, Direction::Output), output);
+        metrics.add(Counter::KeyTokens(key, Direction::Input), input);
+        metrics.add(Counter::KeyTokens(key, Direction::Output), output);
+        if let Some(price) = price {
+            let cost = crate::meter::cost_nanos(price, &tokens);
+            metrics.add(Counter::Cost(self.slot, task, key), cost);
+        }
+        meter::record_tokens(plugin, self.slot, &tokens);
+    }
+
+    /// A stream's first event reached the client: its time to first token (once per attempt,
+    /// when latency is measured).
+    fn first_event(&mut self) {
+        if self.first_event_seen {
+            return;
+        }
+        self.first_event_seen = true;
+        if !self.plugin.config.metering.latency {
+            return;
+        }
+        if let Some(id) = self.id.as_deref() {
+            let now = host::now_unix_ms();
+            requests::with(id, |r| r.metered.first_byte_ms = Some(now));
+        }
     }
 
     /// Tokens of an answer that ended or was cut short, as far as they were seen.
@@ -377,6 +420,7 @@ impl UpstreamContext {
         {
             self.answering = Answering::Stream(observer);
             self.succeeded();
+            self.first_event();
         }
     }
 
@@ -668,6 +712,10 @@ impl HttpContext for UpstreamContext {
                     }
                 }
                 action
+            }
+            Answering::Stream(_) if !self.first_event_seen && body_size > 0 => {
+                self.first_event();
+                self.on_http_response_body(body_size, end_of_stream)
             }
             Answering::Stream(observer) => {
                 let chunk =
