@@ -107,7 +107,7 @@ pub struct BudgetConfig {
     #[serde(default, deserialize_with = "f64_or_text_opt")]
     pub usd: Option<f64>,
     /// ... in tokens (input + output).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "u64_or_text_opt")]
     pub tokens: Option<u64>,
     pub window: BudgetWindow,
     /// The window's calendar is in this fixed offset (`+08:00`; default UTC).
@@ -119,6 +119,19 @@ pub struct BudgetConfig {
     /// Count what it would refuse, refuse nothing.
     #[serde(default)]
     pub shadow: bool,
+}
+
+/// A count, also as text: Envoy's YAML loader hands integers past 2^32 to the plugin's
+/// `Struct` as strings (seen on Envoy 1.40 with `tokens: 5000000000`).
+fn u64_or_text_opt<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    let value = f64_or_text(d)?;
+    if value >= 0.0 && value.fract() == 0.0 && value < 1.8e19 {
+        Ok(Some(value as u64))
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "`{value}` is not a whole number of tokens"
+        )))
+    }
 }
 
 fn default_offset() -> String {

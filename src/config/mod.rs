@@ -92,6 +92,10 @@ pub struct ModelConfig {
     /// format: `llm-fallback check` warns when a chain mixes families.
     #[serde(default)]
     pub api: ApiFamily,
+    /// The provider's name in the OpenTelemetry GenAI metrics (`gen_ai.provider.name`:
+    /// `openai`, `anthropic`, `gcp.gemini`, `groq`, ...). Default: from `api`.
+    #[serde(default)]
+    pub provider: Option<String>,
 }
 
 /// The request format a model's endpoint speaks.
@@ -123,6 +127,15 @@ fn yes() -> bool {
 }
 
 impl ModelConfig {
+    /// Its `gen_ai.provider.name`.
+    pub fn provider_name(&self) -> &str {
+        self.provider.as_deref().unwrap_or(match self.api {
+            ApiFamily::Openai => "openai",
+            ApiFamily::Anthropic => "anthropic",
+            ApiFamily::Gemini => "gcp.gemini",
+        })
+    }
+
     /// The name to send upstream.
     pub fn upstream(&self) -> &str {
         self.upstream_name.as_deref().unwrap_or(&self.name)
@@ -572,6 +585,10 @@ impl Config {
             if let Some(account) = &model.account {
                 validate_label(account)
                     .map_err(|m| ConfigError::new(format!("models[{i}].account"), m))?;
+            }
+            if let Some(provider) = &model.provider {
+                validate_label(provider)
+                    .map_err(|m| ConfigError::new(format!("models[{i}].provider"), m))?;
             }
             for (field, value) in [
                 ("context_window", model.context_window),

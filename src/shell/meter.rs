@@ -29,14 +29,16 @@ impl Meter {
     pub fn new(config: &Config, set: &CounterSet) -> Self {
         let define = |kind, name: String| raw::define_metric(kind, &name).ok();
         let histogram = |name: String| define(MetricType::Histogram, name);
+        let provider = |model: &str| config.model(model).map_or("unknown", |m| m.provider_name());
         let latency = set
             .model_slots()
             .map(|slot| {
                 let model = set.label(slot);
+                let provider = provider(model);
                 [
-                    format!("llm_fallback.request_duration_ms;model={model}"),
-                    format!("llm_fallback.ttft_ms;model={model}"),
-                    format!("llm_fallback.tpot_us;model={model}"),
+                    format!("llm_fallback.request_duration_ms;model={model};provider={provider}"),
+                    format!("llm_fallback.ttft_ms;model={model};provider={provider}"),
+                    format!("llm_fallback.tpot_us;model={model};provider={provider}"),
                 ]
                 .map(|name| histogram(name).filter(|_| config.metering.latency))
             })
@@ -45,7 +47,7 @@ impl Meter {
             .model_slots()
             .map(|slot| {
                 let model = set.label(slot);
-                let provider = config.model(model).map_or("unknown", |m| m.api.as_str());
+                let provider = provider(model);
                 ["input", "output"].map(|kind| {
                     histogram(format!(
                         "gen_ai.client.token.usage;gen_ai_request_model={model};\

@@ -674,7 +674,7 @@ fn a_budget_reserves_then_settles_what_the_answer_used_and_refuses_what_would_cr
     assert_eq!((record.spent, record.reserved), (18, 0));
     // Duration recorded under the model that answered (the fake clock moved 250 ms).
     assert_eq!(
-        metric("llm_fallback.request_duration_ms;model=gpt-4o"),
+        metric("llm_fallback.request_duration_ms;model=gpt-4o;provider=openai"),
         Some(250)
     );
     assert_eq!(

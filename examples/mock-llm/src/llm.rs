@@ -213,6 +213,9 @@ pub struct GenParams<'a> {
     pub body_len: usize,
     pub method: &'a str,
     pub path: &'a str,
+    /// Prompt tokens reported as cached (OpenAI `prompt_tokens_details.cached_tokens`,
+    /// Anthropic `cache_read_input_tokens`, which is counted beside `input_tokens`).
+    pub cached_tokens: u64,
 }
 
 /// The reply text split into `n` stream pieces: "Hello", " from",
@@ -307,13 +310,25 @@ struct OpenAiUsage {
     prompt_tokens: u64,
     completion_tokens: u64,
     total_tokens: u64,
+    /// As the real API sends it on every answer (zeros when nothing was cached).
+    prompt_tokens_details: PromptDetails,
 }
 
-fn openai_usage(prompt: u64, completion: u64) -> OpenAiUsage {
+#[derive(Serialize)]
+struct PromptDetails {
+    cached_tokens: u64,
+    audio_tokens: u64,
+}
+
+fn openai_usage(prompt: u64, completion: u64, cached: u64) -> OpenAiUsage {
     OpenAiUsage {
         prompt_tokens: prompt,
         completion_tokens: completion,
         total_tokens: prompt + completion,
+        prompt_tokens_details: PromptDetails {
+            cached_tokens: cached.min(prompt),
+            audio_tokens: 0,
+        },
     }
 }
 
@@ -389,7 +404,7 @@ fn openai_chat(info: &RouteInfo, p: &GenParams<'_>, model: &str, prompt: u64) ->
                     logprobs: (),
                     finish_reason: "stop",
                 }],
-                usage: openai_usage(prompt, pieces.len() as u64),
+                usage: openai_usage(prompt, pieces.len() as u64, p.cached_tokens),
             },
         );
     }
@@ -421,7 +436,7 @@ fn openai_chat(info: &RouteInfo, p: &GenParams<'_>, model: &str, prompt: u64) ->
     }
     frames.push(chunk(&[choice(None, None, Some("stop"))], null_usage()));
     if info.include_usage {
-        let usage = openai_usage(prompt, pieces.len() as u64);
+        let usage = openai_usage(prompt, pieces.len() as u64, p.cached_tokens);
         frames.push(chunk(&[], Some(Some(usage))));
     }
     frames.push(b"data: [DONE]\n\n".to_vec());
@@ -436,7 +451,7 @@ fn openai_completions(info: &RouteInfo, p: &GenParams<'_>, model: &str, prompt: 
         let mut v = object(json!([{
             "text": pieces.concat(), "index": 0, "logprobs": null, "finish_reason": "stop",
         }]));
-        v["usage"] = json!(openai_usage(prompt, pieces.len() as u64));
+        v["usage"] = json!(openai_usage(prompt, pieces.len() as u64, p.cached_tokens));
         return json_body(200, &v);
     }
     let pieces = reply_pieces(model, p.chunks);
@@ -451,7 +466,7 @@ fn openai_completions(info: &RouteInfo, p: &GenParams<'_>, model: &str, prompt: 
     }]))));
     if info.include_usage {
         let mut v = object(json!([]));
-        v["usage"] = json!(openai_usage(prompt, pieces.len() as u64));
+        v["usage"] = json!(openai_usage(prompt, pieces.len() as u64, p.cached_tokens));
         frames.push(sse_data(&v));
     }
     frames.push(b"data: [DONE]\n\n".to_vec());
@@ -502,6 +517,19 @@ struct TextBlock<'a> {
 struct AnthropicUsage {
     input_tokens: u64,
     output_tokens: u64,
+    cache_creation_input_tokens: u64,
+    cache_read_input_tokens: u64,
+}
+
+/// Anthropic counts cache reads beside `input_tokens`, not in it.
+fn anthropic_usage(prompt: u64, output: u64, cached: u64) -> AnthropicUsage {
+    let cached = cached.min(prompt);
+    AnthropicUsage {
+        input_tokens: prompt - cached,
+        output_tokens: output,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: cached,
+    }
 }
 
 fn anthropic_messages(info: &RouteInfo, p: &GenParams<'_>, model: &str, prompt: u64) -> Generated {
@@ -521,10 +549,7 @@ fn anthropic_messages(info: &RouteInfo, p: &GenParams<'_>, model: &str, prompt: 
                 }],
                 stop_reason: "end_turn",
                 stop_sequence: (),
-                usage: AnthropicUsage {
-                    input_tokens: prompt,
-                    output_tokens: pieces.len() as u64,
-                },
+                usage: anthropic_usage(prompt, pieces.len() as u64, p.cached_tokens),
             },
         );
     }
@@ -542,10 +567,7 @@ fn anthropic_messages(info: &RouteInfo, p: &GenParams<'_>, model: &str, prompt: 
                 content: [],
                 stop_reason: (),
                 stop_sequence: (),
-                usage: AnthropicUsage {
-                    input_tokens: prompt,
-                    output_tokens: 1,
-                },
+                usage: anthropic_usage(prompt, 1, p.cached_tokens),
             },
         },
     ));
@@ -882,6 +904,7 @@ mod tests {
             body_len: 40,
             method: "POST",
             path: "/x",
+            cached_tokens: 0,
         }
     }
 

@@ -74,6 +74,8 @@ pub struct Step {
     pub close: bool,
     pub compress: Option<StepCompress>,
     pub stream_error: Option<StreamError>,
+    /// Prompt tokens the answer's `usage` reports as read from the provider's cache.
+    pub cached_tokens: u64,
 }
 
 impl Step {
@@ -118,6 +120,7 @@ struct StepSpec {
     close: Option<bool>,
     compress: Option<StepCompress>,
     stream_error: Option<StreamErrorSpec>,
+    cached_tokens: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -292,6 +295,7 @@ impl StepSpec {
             close: self.close.unwrap_or(false),
             compress: self.compress,
             stream_error,
+            cached_tokens: self.cached_tokens.unwrap_or(0),
         })
     }
 }

@@ -44,6 +44,7 @@ static NO_STEP: Step = Step {
     close: false,
     compress: None,
     stream_error: None,
+    cached_tokens: 0,
 };
 
 /// What to do with the connection after a response.
@@ -245,6 +246,7 @@ async fn respond(
         body_len,
         method: &method,
         path: &path,
+        cached_tokens: step.cached_tokens,
     };
     let mut generated = build_response(&info, step, &params, &models);
     if let (Some(cut), Body::Stream { frames, .. }) = (&step.stream_error, &mut generated.body) {
@@ -584,6 +586,7 @@ mod tests {
                     body_len: body.len(),
                     method,
                     path,
+                    cached_tokens: 0,
                 };
                 let expect = match build_response(&info, step, &params, &[]).body {
                     Body::Full { .. } if i == 8 => None,
