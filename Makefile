@@ -39,7 +39,8 @@ e2e: build trap-wasm
 
 # The shipped Prometheus alerting rules: syntax, then their unit tests (Debian's promtool).
 rules: setup
-	promtool check rules docker/rules/llm-fallback.rules.yml
+	python3 docker/rules/genai.py --check
+	promtool check rules docker/rules/llm-fallback.rules.yml docker/rules/llm-fallback.genai.rules.yml
 	cd docker/rules && promtool test rules llm-fallback.rules.test.yml
 
 # The test bed's build whose VM traps on request (`x-llm-test-trap`): what survives a VM reload.

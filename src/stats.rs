@@ -448,10 +448,14 @@ impl CounterSet {
             .chain([OTHER_MODEL, NO_MODEL])
             .collect();
         for model in priced.iter().filter_map(|i| models.get(*i)) {
+            // A model has one account: the label adds no series, and lets cost add up by it.
+            let account = config
+                .model(model)
+                .map_or(OTHER_MODEL, |m| config.account_of(m));
             for task in &task_labels {
                 for key in &keys {
                     names.push(format!(
-                        "{PREFIX}.cost_nanousd;model={model};task={task};key={key}"
+                        "{PREFIX}.cost_nanousd;model={model};task={task};key={key};account={account}"
                     ));
                 }
             }
@@ -765,11 +769,11 @@ mod tests {
         let (team, other, nokey) = (KeySlot(0), KeySlot(1), KeySlot(2));
         assert_eq!(
             name(Counter::Cost(mini, agent, team)),
-            Some("llm_fallback.cost_nanousd;model=mini;task=agent;key=team-a")
+            Some("llm_fallback.cost_nanousd;model=mini;task=agent;key=team-a;account=acme")
         );
         assert_eq!(
             name(Counter::Cost(mini, none, nokey)),
-            Some("llm_fallback.cost_nanousd;model=mini;task=none;key=none")
+            Some("llm_fallback.cost_nanousd;model=mini;task=none;key=none;account=acme")
         );
         assert_eq!(name(Counter::Cost(gpt, agent, team)), None, "no price");
         assert_eq!(

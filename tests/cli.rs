@@ -224,8 +224,8 @@ fn check_rejects_broken_envoy_configs_with_the_field_and_the_fix() {
             "field `fallback.chains.gpt-4o-mini[0]`: `llama-9` is not in `models`",
         ),
         (
-            "cluster: llm_b, context_window: 200000}",
-            "cluster: llm_c, context_window: 200000}",
+            "cluster: llm_b, context_window: 200000, provider: anthropic}",
+            "cluster: llm_c, context_window: 200000, provider: anthropic}",
             "cluster `llm_c` of model `claude-sonnet-4-5` is not defined",
         ),
         (

@@ -15,6 +15,7 @@
 //! routes and matcher cluster specifiers, `providers` the provider clusters' upstream filters
 //! and the chains.
 
+mod metering;
 mod providers;
 mod routes;
 mod shaping;
@@ -284,6 +285,7 @@ fn check_envoy(document: &Value) -> Report {
         .find(|(_, role, _)| role == "client")
         .map(|(_, _, c)| c);
     shaping::check_shaping(document, client, &mut report);
+    metering::check_metering(document, client, &mut report);
     let text = document.to_string();
     if !text.contains("\"x-llm-retry\"") {
         report.findings.push(finding(

@@ -582,6 +582,10 @@ mod shipped {
             let f = c["fallback"].as_object_mut().unwrap();
             f.remove("tasks");
             f.insert("chains".into(), json!({"gpt-4o": ["gpt-4o-mini"]}));
+            c["metering"]["budgets"]
+                .as_array_mut()
+                .unwrap()
+                .retain(|b| b.get("task").is_none());
         });
         assert_eq!(check(&doc).findings, vec![]);
         // Without the routing header on any route, the client filter cannot route.
@@ -663,5 +667,32 @@ mod shipped {
         let mut doc = shipped();
         doc.pointer_mut(HCM).unwrap()["stream_idle_timeout"] = json!("600s");
         assert!(one_warning(&doc).contains("600000 ms here"));
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn metering_needs_its_tags_its_buckets_and_prices_for_cost_budgets() {
+        let text = include_str!("../../envoy/envoy.yaml");
+        let untagged = text.replace("  - {tag_name: key, regex: \"(;key=([^;]*))\"}\n", "");
+        let doc: Value = serde_yaml_ng::from_str(&untagged).unwrap();
+        assert!(one_warning(&doc).contains("no tags for `;key=`"));
+        let mut doc = shipped();
+        doc.pointer_mut("/stats_config").unwrap()["histogram_bucket_settings"] = json!([]);
+        let f = one_warning(&doc);
+        assert!(
+            f.contains("no buckets for wasmcustom.llm_fallback.request_duration_ms"),
+            "{f}"
+        );
+        let unpriced = text.replace(
+            "                        llama-3.1-8b: {input: 0.05, output: 0.08}\n",
+            "",
+        );
+        let doc: Value = serde_yaml_ng::from_str(&unpriced).unwrap();
+        let (errors, warnings) = split(&doc);
+        assert_eq!(errors, Vec::<String>::new());
+        // Both USD budgets of the shipped config apply to every model.
+        assert_eq!(warnings.len(), 2, "{warnings:#?}");
+        assert!(
+            warnings[0].contains("budget `all-daily` counts USD, but llama-3.1-8b have no price")
+        );
     }
 }

@@ -21,6 +21,7 @@ import requests
 from harness import Envoy, both, chat_body, wait_for, with_plugin_setting
 
 # The shipped price table (USD per million tokens): input, output, cached input.
+ACCOUNTS = {"gpt-4o": "llm", "gpt-4o-mini": "llm", "claude-sonnet-4-5": "llm_b"}
 PRICES = {
     "gpt-4o": (2.5, 10.0, 1.25),
     "gpt-4o-mini": (0.15, 0.6, 0.075),
@@ -123,9 +124,9 @@ def test_tokens_and_cost_per_key_task_and_model_are_what_the_answers_reported(fr
     expect("gpt-4o", "none", "none", u["prompt_tokens"], 0, u["completion_tokens"])
 
     for (model, task, key), value in want_cost.items():
-        wait_for(lambda: envoy.metric("llm_fallback_cost_nanousd", model=model, task=task, key=key) == value,
-                 5, f"cost of {model}/{task}/{key} = {value}: "
-                    f"{envoy.metric('llm_fallback_cost_nanousd', model=model, task=task, key=key)}")
+        labels = {"model": model, "task": task, "key": key, "account": ACCOUNTS[model]}
+        wait_for(lambda: envoy.metric("llm_fallback_cost_nanousd", **labels) == value,
+                 5, f"cost of {labels} = {value}: {envoy.metric('llm_fallback_cost_nanousd', **labels)}")
     for (key, direction), value in want_tokens.items():
         assert envoy.metric("llm_fallback_key_tokens", key=key, direction=direction) == value, (key, direction)
     # Nothing was charged anywhere else.

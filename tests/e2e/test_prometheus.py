@@ -19,6 +19,7 @@ from test_compose import DASHBOARD, dashboard_queries
 from test_shaping import shaping
 
 RULES = ROOT / "docker/rules/llm-fallback.rules.yml"
+GENAI_RULES = ROOT / "docker/rules/llm-fallback.genai.rules.yml"
 PROMETHEUS = shutil.which("prometheus")
 RATE = {"error": {"message": "Rate limit reached for requests per min (RPM).", "type": "requests",
                   "code": "rate_limit_exceeded"}}
@@ -37,7 +38,7 @@ def stack(workdir, mock):
     config = workdir / "prometheus.yml"
     config.write_text(yaml.safe_dump({
         "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
-        "rule_files": [str(RULES)],
+        "rule_files": [str(RULES), str(GENAI_RULES)],
         "scrape_configs": [{"job_name": "envoy", "metrics_path": "/stats/prometheus",
                             "static_configs": [{"targets": [envoy.admin.removeprefix("http://")]}]}],
     }))
@@ -107,9 +108,22 @@ def test_dashboard_and_alert_queries_evaluate_against_live_data(stack, mock):
 
     outcomes = query(url, 'sum by (model, outcome) (llm_fallback_fallback_outcomes{model="gpt-4o-mini"})')
     assert {(r["metric"]["outcome"], r["value"][1]) for r in outcomes} == {("success", "1"), ("failure", "0")}, outcomes
-    rules = yaml.safe_load(RULES.read_text())["groups"][0]["rules"]
+    rules = [rule for path in (RULES, GENAI_RULES)
+             for group in yaml.safe_load(path.read_text())["groups"] for rule in group["rules"]]
     for rule in rules:
         query(url, rule["expr"])
+    # The GenAI names in seconds, from the filter's millisecond histograms (Envoy flushes
+    # histograms every 5 s), and the token histogram straight from Envoy.
+    wait_for(lambda: query(url, 'sum(gen_ai_server_request_duration_seconds_count{gen_ai_request_model="gpt-4o"}) > 0'),
+             20, "GenAI duration recorded")
+    ttft = query(url, 'sum by (gen_ai_request_model) (gen_ai_server_time_to_first_token_seconds_count)')
+    assert any(r["metric"].get("gen_ai_request_model") == "gpt-4o-mini" for r in ttft), ttft
+    p95 = query(url, 'histogram_quantile(0.95, sum by (le) (rate(gen_ai_server_request_duration_seconds_bucket[1m])))')
+    assert p95 and 0 < float(p95[0]["value"][1]) < 60, p95
+    assert query(url, 'sum(gen_ai_client_token_usage_count{gen_ai_token_type="output"}) > 0')
+    # The shipped budgets' gauges are there for the burn alert.
+    limits = {r["metric"]["budget"] for r in query(url, "llm_fallback_budget_limit > 0")}
+    assert {"all-daily", "unknown-keys-monthly"} <= limits, limits
     storm = next(r for r in rules if r["alert"] == "LLMRateLimitSpike")
     # The rule's condition holds for gpt-4o (it pends for its `for:` before firing).
     hits = query(url, storm["expr"].replace("[5m]", "[1m]"))
