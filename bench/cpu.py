@@ -9,6 +9,8 @@ drift apart, and all arms run in one Envoy process (a listener, clusters and VM 
   shipped    the shipped config as it is
   no-shaping the shipped config without `shaping` (`--arms plain,no-shaping,shipped`: the idle
              cost of traffic shaping)
+  no-metering the shipped config without `metering` and latency histograms (`--arms
+             plain,no-metering,shipped`: the cost of usage accounting and budgets)
 
 Envoy runs with `--concurrency 1` on core 0 (log level info, as in production; stats flushed only
 when the admin endpoint is read, between bursts); the mock and the load generator share core 1.
@@ -126,12 +128,22 @@ def without_shaping(config: dict) -> dict:
     return config
 
 
+def without_metering(config: dict) -> dict:
+    """The shipped config without usage accounting: no key labels, prices, budgets or latency
+    histograms (the cost of the feature)."""
+    for root in ("client", "upstream", "status"):
+        for plugin in wasm_filters(config, root):
+            plugin["configuration"]["value"]["metering"] = {"latency": False}
+    return config
+
+
 # Ablations, for finding where the cost goes (`--arms plain,floor,shipped,client-only,...`).
 ABLATIONS = {
     "client-only": lambda c: only_position(c, "client"),
     "upstream-only": lambda c: only_position(c, "upstream"),
     "no-models": without_models,
     "no-shaping": without_shaping,
+    "no-metering": without_metering,
 }
 
 

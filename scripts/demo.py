@@ -198,7 +198,23 @@ def report(envoy: Envoy, mocks: list[Mock]) -> bool:
         print(f"   {DIM}fallback {key.replace(';', ' ')}: {value}{RESET}")
     verdict = f"{GREEN}yes{RESET}" if all_match else f"{RED}NO{RESET}"
     print(f"\n   attempts counted by the filter match what the providers recorded: {verdict}")
+    usage(doc)
     return all_match
+
+
+def usage(doc: dict) -> None:
+    """Cost by API key and task (the shipped price table), and the budgets."""
+    say("Usage: cost by API key and task (metering.prices), and the budgets")
+    cost: Counter = Counter()
+    for name, value in doc["counters"].items():
+        if name.startswith("llm_fallback.cost_nanousd;") and value:
+            labels = dict(part.split("=", 1) for part in name.split(";")[1:])
+            cost[(labels["key"], labels["task"])] += value
+    for (key, task), nanos in sorted(cost.items(), key=lambda kv: -kv[1]):
+        print(f"   key {key:<14} task {task:<6} {nanos / 1e9:.6f} USD")
+    for b in doc.get("budgets", []):
+        print(f"   {DIM}budget {b['name']} ({b['state']}, per {b['window']}): {b['used_ratio']:.2e} of its cap used, "
+              f"resets {b['resets_at']}{RESET}")
 
 
 if __name__ == "__main__":

@@ -88,12 +88,16 @@ pub struct Estimate {
 }
 
 impl Estimate {
-    pub fn of(body: &[u8], model_max_output: Option<u64>, default_output: u64) -> Self {
+    /// `stated`: the body's own output limit ([`crate::shaping::stated_max_tokens`]).
+    pub fn of(
+        body: &[u8],
+        stated: Option<u64>,
+        model_max_output: Option<u64>,
+        default_output: u64,
+    ) -> Self {
         Self {
             input_tokens: (body.len() as u64).div_ceil(4),
-            output_tokens: crate::shaping::stated_max_tokens(body)
-                .or(model_max_output)
-                .unwrap_or(default_output),
+            output_tokens: stated.or(model_max_output).unwrap_or(default_output),
         }
     }
 

@@ -108,11 +108,15 @@ fn keys_are_labelled_other_or_none_and_nothing_else() {
 #[wasm_bindgen_test(unsupported = test)]
 fn an_estimate_takes_the_stated_max_tokens_else_the_models_else_the_default() {
     let body = br#"{"model":"m","max_completion_tokens": 300,"messages":[{"role":"user","content":"hi"}]}"#;
-    let e = Estimate::of(body, Some(4000), 1024);
+    let stated = crate::shaping::stated_max_tokens(body);
+    let e = Estimate::of(body, stated, Some(4000), 1024);
     assert_eq!(e.output_tokens, 300);
     assert_eq!(e.input_tokens, (body.len() as u64).div_ceil(4));
-    assert_eq!(Estimate::of(b"{}", Some(4000), 1024).output_tokens, 4000);
-    assert_eq!(Estimate::of(b"{}", None, 1024).output_tokens, 1024);
+    assert_eq!(
+        Estimate::of(b"{}", None, Some(4000), 1024).output_tokens,
+        4000
+    );
+    assert_eq!(Estimate::of(b"{}", None, None, 1024).output_tokens, 1024);
 }
 
 #[wasm_bindgen_test(unsupported = test)]

@@ -194,14 +194,20 @@ const MAX_TOKEN_KEYS: [&[u8]; 4] = [
 /// string is escaped and never matches, and the same key in a nested object can only make its
 /// own request long (the largest value counts), so the shortcut errs only against the client
 /// that plays with it.
-pub fn is_long(config: &crate::config::shaping::LongTasksConfig, body: &[u8]) -> bool {
+/// `stated`: the body's [`stated_max_tokens`], asked only when needed (the caller may share one
+/// scan with budgets).
+pub fn is_long(
+    config: &crate::config::shaping::LongTasksConfig,
+    body: &[u8],
+    stated: impl FnOnce() -> Option<u64>,
+) -> bool {
     if (body.len() / 4) as u64 > config.prompt_tokens {
         return true;
     }
     if config.tools && memchr::memmem::find(body, b"\"tools\"").is_some() {
         return true;
     }
-    stated_max_tokens(body).is_some_and(|n| n > config.max_tokens)
+    stated().is_some_and(|n| n > config.max_tokens)
 }
 
 /// The largest output limit a request body states, in any spelling of `max_tokens` (the same

@@ -165,20 +165,23 @@ fn long_tasks_take_the_long_pool_by_class() {
     assert!(admit::slot(&c, false, &t, long(0), true).is_some());
     let tools = br#"{"model":"m","tools":[{"type":"function"}],"messages":[]}"#;
     let limits = c.long_tasks.as_ref().unwrap_or_else(|| panic!("long"));
-    assert!(is_long(limits, tools));
-    assert!(is_long(limits, br#"{"model":"m","max_tokens" : 4096}"#));
-    assert!(!is_long(limits, br#"{"model":"m","max_tokens":400}"#));
+    assert!(is_long_body(limits, tools));
+    assert!(is_long_body(
+        limits,
+        br#"{"model":"m","max_tokens" : 4096}"#
+    ));
+    assert!(!is_long_body(limits, br#"{"model":"m","max_tokens":400}"#));
     // The same key elsewhere (a nested object) only makes its own request long (the largest
     // counts); quoted inside a string it is escaped and never matches.
-    assert!(is_long(
+    assert!(is_long_body(
         limits,
         br#"{"max_tokens":10,"metadata":{"max_tokens": 9999}}"#
     ));
-    assert!(!is_long(
+    assert!(!is_long_body(
         limits,
         br#"{"max_tokens":10,"messages":[{"content":"\"max_tokens\": 9999"}]}"#
     ));
-    assert!(is_long(limits, &[b' '; 404]));
+    assert!(is_long_body(limits, &[b' '; 404]));
 }
 
 #[wasm_bindgen_test(unsupported = test)]
@@ -427,4 +430,9 @@ fn configuration_errors_name_their_field() {
         admit::arrive(&c, false, &Holdings::default(), ask(1)),
         Admit::Free
     );
+}
+
+/// [`is_long`] with the body's own scan.
+fn is_long_body(limits: &crate::config::shaping::LongTasksConfig, body: &[u8]) -> bool {
+    is_long(limits, body, || stated_max_tokens(body))
 }

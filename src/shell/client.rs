@@ -154,7 +154,10 @@ impl ClientContext {
         if let (Ok(field), Some(id)) = (&field, self.id.as_deref()) {
             let clock = HostClock::default();
             let cx = plugin.cx(&clock);
-            self.shaped = self.shaping_ask(&body);
+            // One scan of the body for its output limit, shared by long tasks and budgets.
+            let stated = std::cell::OnceCell::new();
+            let stated = || *stated.get_or_init(|| crate::shaping::stated_max_tokens(&body));
+            self.shaped = self.shaping_ask(&body, stated);
             let priority = match (&config.shaping, self.shaped) {
                 (Some(s), Some(ask)) => s
                     .classes
@@ -165,7 +168,8 @@ impl ClientContext {
             // What budgets reserve is estimated from the body before it moves into the request.
             let estimate = (!plugin.meter.budgets.is_empty()).then(|| {
                 let out_max = config.model(&field.value).and_then(|m| m.max_output_tokens);
-                crate::meter::Estimate::of(&body, out_max, config.metering.default_output_tokens)
+                let default = config.metering.default_output_tokens;
+                crate::meter::Estimate::of(&body, stated(), out_max, default)
             });
             self.estimate = estimate;
             let ask = route::Ask {
@@ -202,11 +206,15 @@ impl ClientContext {
                                     }
                                     None => {
                                         let refusal = shaping::rejection(&plugin, ask, reason, id);
+                                        meter::give_back(&plugin, &request.metered);
                                         return self.refused(out, refusal);
                                     }
                                 }
                             }
-                            Arrival::Refused(refusal) => return self.refused(out, refusal),
+                            Arrival::Refused(refusal) => {
+                                meter::give_back(&plugin, &request.metered);
+                                return self.refused(out, refusal);
+                            }
                         }
                     }
                     if let Some(s) = config.shaping.as_ref().and_then(|s| s.load.as_ref()) {
@@ -272,12 +280,12 @@ impl ClientContext {
     }
 
     /// The request's priority class and lane (traffic shaping on, the model configured).
-    fn shaping_ask(&self, body: &[u8]) -> Option<Ask> {
+    fn shaping_ask(&self, body: &[u8], stated: impl FnOnce() -> Option<u64>) -> Option<Ask> {
         let config = self.plugin.config.shaping.as_ref()?;
         let key = self.key_hash.as_deref().filter(|_| !config.keys.is_empty());
         let class = crate::shaping::class_for(config, self.request.priority.as_deref(), key);
         let lane = match &config.long_tasks {
-            Some(long) if crate::shaping::is_long(long, body) => Lane::Long,
+            Some(long) if crate::shaping::is_long(long, body, stated) => Lane::Long,
             _ => Lane::Class,
         };
         Some(Ask { class, lane })

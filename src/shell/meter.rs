@@ -215,6 +215,19 @@ pub fn settle(
     }
 }
 
+/// A request refused after its budgets reserved (traffic shaping refused it): nothing was
+/// sent, so nothing is charged.
+pub fn give_back(plugin: &Plugin, metered: &Metered) {
+    if !metered.reservations.is_empty() {
+        settle(
+            plugin,
+            &metered.reservations,
+            Default::default(),
+            host::now_unix_ms(),
+        );
+    }
+}
+
 /// A request's latencies, at its end: duration from arrival; for a stream that succeeded
 /// (`served`), time to its first event and per output token after it.
 pub fn record_latency(

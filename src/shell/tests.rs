@@ -709,3 +709,28 @@ fn a_shadow_budget_refuses_nothing_and_says_what_it_would_have_done() {
     let record = shared_record("llm_fallback.budget.daily").unwrap();
     assert_eq!((record.spent, record.reserved), (18, 0));
 }
+
+#[test]
+fn a_request_traffic_shaping_refuses_gives_its_budget_reservation_back() {
+    const SHAPED_BUDGET: &str = r#"{
+      "models": [{"name": "gpt-4o", "cluster": "llm"}],
+      "shaping": {"classes": [{"name": "critical", "fallback": "critical"},
+                              {"name": "internal", "max_concurrency": 0, "at_limit": "reject"}],
+                  "default_class": "internal"},
+      "metering": {"budgets": [{"name": "all", "tokens": 100000, "window": "day"}]}
+    }"#;
+    fake::with(|f| f.now_ms = 1_000_000);
+    let client = root_with("client", SHAPED_BUDGET);
+    let (mut ctx, action) = shaped_request(&client, 1);
+    assert_eq!(action, Action::Pause);
+    assert_eq!(fake::with(|f| f.stream.reply.clone()).unwrap().0, 429);
+    let record = shared_record("llm_fallback.budget.all").unwrap();
+    assert_eq!(
+        (record.spent, record.reserved),
+        (0, 0),
+        "nothing left reserved"
+    );
+    ctx.on_done();
+    let record = shared_record("llm_fallback.budget.all").unwrap();
+    assert_eq!((record.spent, record.reserved), (0, 0));
+}
