@@ -114,6 +114,17 @@ impl Estimate {
     }
 }
 
+/// What a request is charged in a budget at its end: what its answers reported; a success that
+/// reported no usage (an OpenAI stream without `stream_options.include_usage`) is charged its
+/// reservation, the estimate, so that no request is free; a failure without usage, nothing.
+pub fn charge(reported: u64, usage_seen: bool, served: bool, reserved: u64) -> u64 {
+    match (usage_seen, served) {
+        (true, _) => reported,
+        (false, true) => reserved,
+        (false, false) => 0,
+    }
+}
+
 /// What a request used, summed over its attempts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Spend {
@@ -146,6 +157,8 @@ pub struct Metered {
     pub output_tokens: u64,
     /// What its attempts used.
     pub spend: Spend,
+    /// Some answer reported `usage` (an OpenAI stream does only when asked to).
+    pub usage_seen: bool,
     /// What budgets hold for it until it ends.
     pub reservations: Vec<budget::Reservation>,
     /// The shadow budget that would have refused it.

@@ -279,3 +279,19 @@ fn a_refusal_says_which_budget_when_it_resets_and_not_to_retry() {
         .unwrap()
         .contains("2.000000 USD"));
 }
+
+#[wasm_bindgen_test(unsupported = test)]
+fn a_success_without_usage_is_charged_its_estimate_and_a_failure_nothing() {
+    assert_eq!(charge(30, true, true, 500), 30);
+    assert_eq!(
+        charge(30, true, false, 500),
+        30,
+        "a cut stream's partial usage"
+    );
+    assert_eq!(
+        charge(0, false, true, 500),
+        500,
+        "a stream without include_usage"
+    );
+    assert_eq!(charge(0, false, false, 500), 0);
+}

@@ -369,10 +369,10 @@ impl ClientContext {
             return;
         }
         let now = host::now_unix_ms();
-        meter::settle(&self.plugin, &metered.reservations, metered.spend, now);
+        let served = request.served.is_some();
+        meter::settle(&self.plugin, metered, served, now);
         if !request.tried.is_empty() {
             let slot = self.plugin.metrics.set.slot(Some(request.model_shown()));
-            let served = request.served.is_some();
             meter::record_latency(&self.plugin, slot, metered, served, now);
         }
     }

@@ -140,7 +140,11 @@ pub fn admit(
                 plugin
                     .metrics
                     .increment(Counter::Budget(index, BudgetEvent::Refused));
-                settle(plugin, &reservations, Default::default(), now_ms);
+                let held = Metered {
+                    reservations,
+                    ..Metered::default()
+                };
+                settle(plugin, &held, false, now_ms);
                 let mut out = Effects::default();
                 budget::refuse(b, seen, resets_at_ms, now_ms, &mut out);
                 return Admission::Refused(out);
@@ -194,18 +198,15 @@ fn log_refusal(plugin: &Plugin, index: usize, b: &Budget, seen: Record, amount: 
     );
 }
 
-/// Gives back a request's reservations and charges what it used.
-pub fn settle(
-    plugin: &Plugin,
-    reservations: &[Reservation],
-    spend: crate::meter::Spend,
-    now_ms: u64,
-) {
-    for r in reservations {
+/// Gives back a request's reservations and charges it ([`crate::meter::charge`]; `served`:
+/// its final answer was a success).
+pub fn settle(plugin: &Plugin, metered: &Metered, served: bool, now_ms: u64) {
+    for r in &metered.reservations {
         let Some(b) = plugin.meter.budgets.get(r.budget) else {
             continue;
         };
-        let used = b.spent_of(spend);
+        let reported = b.spent_of(metered.spend);
+        let used = crate::meter::charge(reported, metered.usage_seen, served, r.amount);
         host::cas_update(&budget::record_key(b), |current| {
             Some(
                 b.settle(current.and_then(Record::decode), now_ms, *r, used)
@@ -219,12 +220,7 @@ pub fn settle(
 /// sent, so nothing is charged.
 pub fn give_back(plugin: &Plugin, metered: &Metered) {
     if !metered.reservations.is_empty() {
-        settle(
-            plugin,
-            &metered.reservations,
-            Default::default(),
-            host::now_unix_ms(),
-        );
+        settle(plugin, metered, false, host::now_unix_ms());
     }
 }
 

@@ -252,6 +252,8 @@ impl UpstreamContext {
                 requests::with(id, |r| {
                     r.metered.spend.add(&tokens, price);
                     r.metered.output_tokens = output;
+                    r.metered.usage_seen |=
+                        tokens.input_tokens.is_some() || tokens.output_tokens.is_some();
                     (metrics.set.task_slot(r.task.as_deref()), r.metered.key)
                 })
             })

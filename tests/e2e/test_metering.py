@@ -282,3 +282,36 @@ def test_the_label_set_stays_the_same_under_ten_thousand_distinct_keys(fresh, mo
     key_values = {m for s in after for m in re.findall(r'\bkey="([^"]*)"', s)}
     assert key_values <= {"demo-critical", "other", "none"}, key_values
     assert elapsed < 120
+
+
+def test_streams_settle_budgets_from_their_usage_or_else_their_estimate(fresh, mock):
+    envoy = fresh(metering(
+        f"{{keys: [{{sha256: {sha('Bearer team-s')}, label: team-s}}],"
+        " budgets: [{name: streams, key: team-s, tokens: 10000000, window: day}]}"))
+    spent = lambda: budget(envoy, "streams")["spent"]  # noqa: E731
+
+    def stream(body: dict) -> list[dict]:
+        r = post(envoy, json.dumps(body).encode(), key="Bearer team-s")
+        assert r.status_code == 200
+        return [json.loads(line[6:]) for line in r.text.splitlines() if line.startswith("data: {")]
+
+    # With include_usage: the last chunk's usage.
+    events = stream({"model": "gpt-4o", "stream": True, "stream_options": {"include_usage": True},
+                     "max_tokens": 500, "messages": [{"role": "user", "content": "hi"}]})
+    usage = events[-1]["usage"]
+    wait_for(lambda: spent() == usage["prompt_tokens"] + usage["completion_tokens"], 5, "settled from usage")
+    # Without it (the OpenAI default) the answer reports nothing: it is charged its estimate.
+    before = spent()
+    body = {"model": "gpt-4o", "stream": True, "max_tokens": 500, "messages": [{"role": "user", "content": "hi"}]}
+    assert not any("usage" in e and e["usage"] for e in stream(body))
+    estimate = math.ceil(len(json.dumps(body).encode()) / 4) + 500
+    wait_for(lambda: spent() == before + estimate, 5, "charged its estimate")
+    # Anthropic's SDK streaming: message_start's input and message_delta's output.
+    before = spent()
+    claude = anthropic.Anthropic(base_url=envoy.url, api_key="unused", default_headers={"authorization": "Bearer team-s"})
+    with claude.messages.stream(model="claude-sonnet-4-5", max_tokens=64,
+                                messages=[{"role": "user", "content": "hi"}]) as s:
+        final = s.get_final_message()
+    want = final.usage.input_tokens + final.usage.output_tokens
+    wait_for(lambda: spent() == before + want, 5, f"settled from the Anthropic stream ({want})")
+    assert budget(envoy, "streams")["reserved"] == 0
