@@ -16,8 +16,9 @@ use crate::flow::Effects;
 pub struct Budget {
     pub name: String,
     pub window: BudgetWindow,
-    /// Key label slot it is limited to.
+    /// Key label slot it is limited to, and that label.
     pub key: Option<KeySlot>,
+    pub key_label: Option<String>,
     pub task: Option<String>,
     pub model: Option<String>,
     /// The cap, in nano-USD or tokens ([`Self::unit`]).
@@ -136,6 +137,7 @@ impl Budget {
             name: b.name.clone(),
             window: b.window,
             key,
+            key_label: b.key.clone(),
             task: b.task.clone(),
             model: b.model.clone(),
             limit,

@@ -307,8 +307,7 @@ pub fn status(plugin: &Plugin, now_ms: u64) -> serde_json::Value {
             "spent": r.spent,
             "reserved": r.reserved,
             "used_ratio": if b.limit == 0 { 0.0 } else { r.spent as f64 / b.limit as f64 },
-            "scope": {"key": plugin.config.metering.budgets.iter().find(|c| c.name == b.name).and_then(|c| c.key.clone()),
-                      "task": b.task, "model": b.model},
+            "scope": {"key": b.key_label, "task": b.task, "model": b.model},
         })
     });
     serde_json::Value::Array(budgets.collect())
