@@ -137,6 +137,14 @@ def without_metering(config: dict) -> dict:
     return config
 
 
+def without_latency(config: dict) -> dict:
+    """The shipped config without latency histograms (keys, prices and budgets kept)."""
+    for root in ("client", "upstream", "status"):
+        for plugin in wasm_filters(config, root):
+            plugin["configuration"]["value"]["metering"]["latency"] = False
+    return config
+
+
 # Ablations, for finding where the cost goes (`--arms plain,floor,shipped,client-only,...`).
 ABLATIONS = {
     "client-only": lambda c: only_position(c, "client"),
@@ -144,6 +152,7 @@ ABLATIONS = {
     "no-models": without_models,
     "no-shaping": without_shaping,
     "no-metering": without_metering,
+    "no-latency": without_latency,
 }
 
 
