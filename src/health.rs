@@ -7,6 +7,7 @@
 //! cooldown.
 
 use crate::classify::ErrorClass;
+use crate::config::switch::SwitchRule;
 use crate::config::FallbackConfig;
 
 /// The little-endian u64 at `at` (0 when out of range); shared-data records are fixed layouts.
@@ -131,12 +132,15 @@ impl Health {
     /// Records a failure of `class` (with the upstream's wait hint). Returns the new cooldown
     /// deadline when this failure opened or extended the circuit. `jitter` is a random number;
     /// up to a quarter of the cooldown is added from it, so that workers do not probe together.
+    /// `rule`: the model's switch conditions (consecutive failures, the longest wait waited
+    /// out); `config`: the cooldowns.
     pub fn on_failure(
         &mut self,
         class: ErrorClass,
         wait_ms: Option<u64>,
         now_ms: u64,
         config: &FallbackConfig,
+        rule: &SwitchRule,
         jitter: u64,
     ) -> Option<u64> {
         let half_open = self.cooldown_until_ms != 0 && now_ms >= self.cooldown_until_ms;
@@ -145,14 +149,14 @@ impl Health {
                 now_ms.saturating_add(wait_ms.unwrap_or(config.quota_cooldown_ms))
             }
             ErrorClass::RateLimited => match wait_ms {
-                Some(wait) if wait > config.max_wait_ms => now_ms.saturating_add(wait),
+                Some(wait) if wait > rule.wait_over_ms => now_ms.saturating_add(wait),
                 _ if half_open => self.circuit_deadline(now_ms, config, jitter),
                 _ => return None,
             },
             ErrorClass::ModelUnavailable => now_ms.saturating_add(config.unavailable_cooldown_ms),
             ErrorClass::Overloaded | ErrorClass::Timeout => {
                 self.consecutive_failures = self.consecutive_failures.saturating_add(1);
-                if !half_open && self.consecutive_failures < config.failure_threshold {
+                if !half_open && self.consecutive_failures < rule.consecutive_failures {
                     return None;
                 }
                 self.circuit_deadline(now_ms, config, jitter)
@@ -209,8 +213,8 @@ pub struct ErrorWindow {
 impl ErrorWindow {
     /// Records an answer; returns true when the error rate crossed the threshold (the window
     /// then starts afresh).
-    pub fn record(&mut self, now_ms: u64, is_error: bool, config: &FallbackConfig) -> bool {
-        if now_ms.saturating_sub(self.start_ms) >= config.window_ms {
+    pub fn record(&mut self, now_ms: u64, is_error: bool, rule: &SwitchRule) -> bool {
+        if now_ms.saturating_sub(self.start_ms) >= rule.window_ms {
             *self = Self {
                 start_ms: now_ms,
                 ..Self::default()
@@ -221,7 +225,7 @@ impl ErrorWindow {
             self.errors = self.errors.saturating_add(1);
         }
         let rate = f64::from(self.errors) / f64::from(self.total.max(1));
-        if self.total >= config.min_requests && rate > config.error_rate_threshold {
+        if self.total >= rule.min_requests && rate > rule.error_rate {
             *self = Self {
                 start_ms: now_ms,
                 ..Self::default()
@@ -266,10 +270,27 @@ mod tests {
     fn overload_opens_after_the_threshold_then_probe_then_doubles() {
         let c = config();
         let mut h = Health::default();
-        assert_eq!(h.on_failure(ErrorClass::Overloaded, None, 0, &c, 0), None);
+        assert_eq!(
+            h.on_failure(
+                ErrorClass::Overloaded,
+                None,
+                0,
+                &c,
+                &SwitchRule::defaults(&c),
+                0
+            ),
+            None
+        );
         assert_eq!(h.admission(0), Admission::Healthy);
         assert_eq!(
-            h.on_failure(ErrorClass::Overloaded, None, 10, &c, 0),
+            h.on_failure(
+                ErrorClass::Overloaded,
+                None,
+                10,
+                &c,
+                &SwitchRule::defaults(&c),
+                0
+            ),
             Some(1010)
         );
         assert_eq!(h.admission(500), Admission::Cooling { until_ms: 1010 });
@@ -278,7 +299,14 @@ mod tests {
         assert!(matches!(h.admission(1011), Admission::Cooling { .. }));
         // The probe fails: re-opened at once with a doubled cooldown.
         assert_eq!(
-            h.on_failure(ErrorClass::Overloaded, None, 1020, &c, 0),
+            h.on_failure(
+                ErrorClass::Overloaded,
+                None,
+                1020,
+                &c,
+                &SwitchRule::defaults(&c),
+                0
+            ),
             Some(3020)
         );
         assert_eq!(h.admission(3020), Admission::Probe);
@@ -291,8 +319,22 @@ mod tests {
     fn cooldowns_never_shorten_and_are_capped_and_jittered() {
         let c = config();
         let mut h = Health::default();
-        h.on_failure(ErrorClass::QuotaExhausted, Some(60_000), 0, &c, 0);
-        h.on_failure(ErrorClass::ModelUnavailable, None, 0, &c, 0);
+        h.on_failure(
+            ErrorClass::QuotaExhausted,
+            Some(60_000),
+            0,
+            &c,
+            &SwitchRule::defaults(&c),
+            0,
+        );
+        h.on_failure(
+            ErrorClass::ModelUnavailable,
+            None,
+            0,
+            &c,
+            &SwitchRule::defaults(&c),
+            0,
+        );
         assert_eq!(h.cooldown_until_ms, c.unavailable_cooldown_ms.max(60_000));
         let mut h = Health {
             opens: 10,
@@ -310,6 +352,7 @@ mod tests {
             window_ms: 1000,
             ..FallbackConfig::default()
         };
+        let c = SwitchRule::defaults(&c);
         let mut w = ErrorWindow::default();
         // One error in 20 is exactly 5 %: not above the threshold.
         assert!(!w.record(0, true, &c));
@@ -331,15 +374,123 @@ mod tests {
         let c = config();
         let mut h = Health::default();
         assert_eq!(
-            h.on_failure(ErrorClass::RateLimited, Some(1000), 0, &c, 0),
+            h.on_failure(
+                ErrorClass::RateLimited,
+                Some(1000),
+                0,
+                &c,
+                &SwitchRule::defaults(&c),
+                0
+            ),
             None
         );
         assert_eq!(
-            h.on_failure(ErrorClass::RateLimited, Some(120_000), 0, &c, 0),
+            h.on_failure(
+                ErrorClass::RateLimited,
+                Some(120_000),
+                0,
+                &c,
+                &SwitchRule::defaults(&c),
+                0
+            ),
             Some(120_000)
         );
         let mut h = Health::default();
-        assert_eq!(h.on_failure(ErrorClass::Auth, None, 0, &c, 0), None);
+        assert_eq!(
+            h.on_failure(ErrorClass::Auth, None, 0, &c, &SwitchRule::defaults(&c), 0),
+            None
+        );
         assert!(h.is_clean());
+    }
+}
+
+#[cfg(test)]
+mod switch_tests {
+    use super::*;
+    use crate::config::Config;
+    use wasm_bindgen_test::wasm_bindgen_test;
+
+    fn config() -> Config {
+        Config::from_value(serde_json::json!({
+            "models": [{"name": "big", "tier": "flagship"}, {"name": "small", "tier": "light"},
+                       {"name": "odd", "tier": "light"}],
+            "fallback": {"max_wait_ms": 5000, "switch_on": {
+                "flagship": {"consecutive_failures": 2, "wait_over_ms": 30000},
+                "light": {"consecutive_failures": 50,
+                          "error_rate": {"over": 0.05, "window_ms": 60000, "min_requests": 20}},
+                "odd": {"error_rate": {"over": 0.5}}}}
+        }))
+        .unwrap()
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn each_tier_and_model_gets_its_own_conditions_over_the_defaults() {
+        let c = config();
+        let big = c.switch_rule("big");
+        assert_eq!((big.consecutive_failures, big.wait_over_ms), (2, 30_000));
+        assert_eq!(big.error_rate, 0.05, "the default");
+        let small = c.switch_rule("small");
+        assert_eq!((small.consecutive_failures, small.wait_over_ms), (50, 5000));
+        // A model's own entry over its tier's: only what it says changes.
+        let odd = c.switch_rule("odd");
+        assert_eq!((odd.consecutive_failures, odd.error_rate), (50, 0.5));
+        assert_eq!((odd.window_ms, odd.min_requests), (60_000, 20));
+        assert_eq!(c.switch_rule("unknown"), SwitchRule::defaults(&c.fallback));
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn a_flagship_waits_out_a_20s_retry_after_but_not_a_40s_one_and_a_light_model_never_counts_in_a_row(
+    ) {
+        let c = config();
+        let big = c.switch_rule("big");
+        let mut h = Health::default();
+        assert_eq!(
+            h.on_failure(
+                ErrorClass::RateLimited,
+                Some(20_000),
+                0,
+                &c.fallback,
+                &big,
+                0
+            ),
+            None
+        );
+        assert!(h
+            .on_failure(
+                ErrorClass::RateLimited,
+                Some(40_000),
+                0,
+                &c.fallback,
+                &big,
+                0
+            )
+            .is_some());
+        let small = c.switch_rule("small");
+        let mut h = Health::default();
+        for t in 0..49 {
+            assert_eq!(
+                h.on_failure(ErrorClass::Overloaded, None, t, &c.fallback, &small, 0),
+                None
+            );
+        }
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn bad_switch_conditions_are_refused_with_their_field() {
+        let bad = |switch_on: serde_json::Value| {
+            Config::from_value(serde_json::json!({
+                "models": [{"name": "m", "tier": "light"}],
+                "fallback": {"switch_on": switch_on}
+            }))
+            .unwrap_err()
+            .to_string()
+        };
+        assert!(bad(serde_json::json!({"nope": {}})).contains("fallback.switch_on.nope"));
+        assert!(
+            bad(serde_json::json!({"light": {"consecutive_failures": 0}}))
+                .contains("consecutive_failures")
+        );
+        assert!(bad(serde_json::json!({"m": {"error_rate": {"over": 1.5}}}))
+            .contains("error_rate.over"));
     }
 }

@@ -198,7 +198,7 @@ pub fn after_failure(
             !opened
                 && verdict
                     .retry_after_ms
-                    .is_none_or(|w| w <= config.fallback.max_wait_ms)
+                    .is_none_or(|w| w <= config.switch_rule(&current.name).wait_over_ms)
         }
         ErrorClass::Overloaded | ErrorClass::Timeout => !opened,
         ErrorClass::QuotaExhausted

@@ -8,6 +8,7 @@
 pub mod metering;
 mod pb_struct;
 pub mod shaping;
+pub mod switch;
 pub mod trust;
 
 use crate::classify::rules::{Rule, Rules};
@@ -227,6 +228,10 @@ pub struct FallbackConfig {
     /// How a request moves between provider clusters, and whose credentials reach them.
     #[serde(default)]
     pub providers: ProvidersConfig,
+    /// Switch conditions per tier or per model (a model's over its tier's, over the defaults
+    /// above).
+    #[serde(default)]
+    pub switch_on: std::collections::BTreeMap<String, switch::SwitchOn>,
 }
 
 /// When a fallback on another cluster (another provider) is asked.
@@ -426,6 +431,7 @@ impl Default for FallbackConfig {
             max_stated_wait_ms: default_max_stated_wait_ms(),
             stream_start: StreamStartConfig::default(),
             providers: ProvidersConfig::default(),
+            switch_on: Default::default(),
         }
     }
 }
@@ -613,6 +619,7 @@ impl Config {
     fn validate_fallback(&self) -> Result<(), ConfigError> {
         let f = &self.fallback;
         let known = |name: &str| self.models.iter().any(|m| m.name == name);
+        switch::validate(f, &known)?;
         for (model, chain) in &f.chains {
             let field = format!("fallback.chains.{model}");
             if !known(model) {
@@ -763,6 +770,20 @@ impl Config {
     /// The configured model of that name.
     pub fn model(&self, name: &str) -> Option<&ModelConfig> {
         self.models.iter().find(|m| m.name == name)
+    }
+
+    /// The switch conditions in force for `model`: its own `fallback.switch_on` entry over its
+    /// tier's, over the global defaults. Read on failures only.
+    pub fn switch_rule(&self, model: &str) -> switch::SwitchRule {
+        let f = &self.fallback;
+        let mut rule = switch::SwitchRule::defaults(f);
+        let tier = self.model(model).and_then(|m| m.tier.as_deref());
+        for name in tier.into_iter().chain([model]) {
+            if let Some(on) = f.switch_on.get(name) {
+                rule = rule.with(on);
+            }
+        }
+        rule
     }
 
     /// The cluster that serves `model`.

@@ -112,12 +112,13 @@ fn no_answer_cluster(cx: &Cx<'_>, request: &Request) -> Option<String> {
     let target = request.next.as_str();
     let current = config.model(target)?;
     let known_clean = request.tried.is_empty() && request.first_clean.as_deref() == Some(target);
-    if known_clean && config.fallback.failure_threshold > 1 {
+    let rule = config.switch_rule(target);
+    if known_clean && rule.consecutive_failures > 1 {
         return None;
     }
     let mut health = cx.health.read(target);
     let class = ErrorClass::Timeout;
-    health.on_failure(class, None, cx.now(), &config.fallback, 0)?;
+    health.on_failure(class, None, cx.now(), &config.fallback, &rule, 0)?;
     let verdict = Verdict {
         class,
         retry_after_ms: None,
@@ -301,9 +302,10 @@ fn error_rate_crossed(cx: &Cx<'_>, model: &str, is_error: bool) -> bool {
     let Ok(mut windows) = cx.windows.try_borrow_mut() else {
         return false;
     };
+    let rule = cx.config.switch_rule(model);
     windows
         .get_mut(index)
-        .is_some_and(|w| w.record(cx.clock.coarse_ms(), is_error, &cx.config.fallback))
+        .is_some_and(|w| w.record(cx.clock.coarse_ms(), is_error, &rule))
 }
 
 /// Opens `model`'s circuit for its error rate; returns the new deadline.
@@ -314,10 +316,11 @@ fn open_for_error_rate(cx: &Cx<'_>, seed: &str, model: &str) -> u64 {
         h.open_for_error_rate(now, &cx.config.fallback, jitter);
         true
     });
+    let rule = cx.config.switch_rule(model);
     log::warn!(
         "{model}: error rate above {} over {} ms: circuit opened",
-        cx.config.fallback.error_rate_threshold,
-        cx.config.fallback.window_ms
+        rule.error_rate,
+        rule.window_ms
     );
     h.cooldown_until_ms
 }
@@ -381,6 +384,7 @@ pub fn record_failure(
     let jitter = jitter(seed, now);
     let fail = |name: &str| {
         let mut opened = None;
+        let rule = config.switch_rule(name);
         cx.health.update(name, &mut |h| {
             let before = *h;
             opened = h.on_failure(
@@ -388,6 +392,7 @@ pub fn record_failure(
                 verdict.retry_after_ms,
                 now,
                 &config.fallback,
+                &rule,
                 jitter,
             );
             *h != before

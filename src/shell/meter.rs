@@ -131,6 +131,16 @@ pub fn admit(
         });
         if let Some((resets_at_ms, seen)) = over {
             log_refusal(plugin, index, b, seen, amount);
+            log::debug!(
+                "budget {}{} refuses a request of {} for {}: {} spent, {} reserved, cap {}",
+                b.name,
+                if b.shadow { " (shadow)" } else { "" },
+                scope.model,
+                b.show(amount),
+                b.show(seen.spent),
+                b.show(seen.reserved),
+                b.show(b.limit)
+            );
             if b.shadow {
                 plugin
                     .metrics

@@ -1,0 +1,126 @@
+//! When a model's circuit opens: switch conditions per tier and per model
+//! (`fallback.switch_on`), over the global defaults (`failure_threshold`, `max_wait_ms`,
+//! `error_rate_threshold`, `window_ms`, `min_requests`), so that a flagship can switch on two
+//! 5xx in a row while a light model switches only on its error rate.
+
+use super::{f64_or_text, ConfigError, FallbackConfig};
+use serde::Deserialize;
+
+/// One tier's or one model's conditions; what it leaves out comes from the tier, then from the
+/// global defaults.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchOn {
+    /// Overload or timeout failures in a row that open the circuit.
+    #[serde(default)]
+    pub consecutive_failures: Option<u32>,
+    /// A rate limit asking for a longer wait than this switches; a shorter one is waited out on
+    /// the same model.
+    #[serde(default)]
+    pub wait_over_ms: Option<u64>,
+    /// The share of overload and timeout answers over a window that opens the circuit.
+    #[serde(default)]
+    pub error_rate: Option<ErrorRateOn>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorRateOn {
+    /// Opens when the rate is above this (0..1].
+    #[serde(deserialize_with = "f64_or_text")]
+    pub over: f64,
+    #[serde(default)]
+    pub window_ms: Option<u64>,
+    /// Answers the window needs before its rate counts.
+    #[serde(default)]
+    pub min_requests: Option<u32>,
+}
+
+/// The conditions in force for one model.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SwitchRule {
+    pub consecutive_failures: u32,
+    pub wait_over_ms: u64,
+    pub error_rate: f64,
+    pub window_ms: u64,
+    pub min_requests: u32,
+}
+
+impl SwitchRule {
+    /// The global defaults.
+    pub fn defaults(f: &FallbackConfig) -> Self {
+        Self {
+            consecutive_failures: f.failure_threshold,
+            wait_over_ms: f.max_wait_ms,
+            error_rate: f.error_rate_threshold,
+            window_ms: f.window_ms,
+            min_requests: f.min_requests,
+        }
+    }
+
+    /// These conditions with `on`'s over them.
+    pub fn with(self, on: &SwitchOn) -> Self {
+        let rate = on.error_rate.as_ref();
+        Self {
+            consecutive_failures: on.consecutive_failures.unwrap_or(self.consecutive_failures),
+            wait_over_ms: on.wait_over_ms.unwrap_or(self.wait_over_ms),
+            error_rate: rate.map_or(self.error_rate, |r| r.over),
+            window_ms: rate.and_then(|r| r.window_ms).unwrap_or(self.window_ms),
+            min_requests: rate
+                .and_then(|r| r.min_requests)
+                .unwrap_or(self.min_requests),
+        }
+    }
+}
+
+pub(super) fn validate(
+    f: &FallbackConfig,
+    is_model: &dyn Fn(&str) -> bool,
+) -> Result<(), ConfigError> {
+    for (name, on) in &f.switch_on {
+        let field = |sub: &str| format!("fallback.switch_on.{name}{sub}");
+        let tier = f.tiers.contains(name);
+        match (tier, is_model(name)) {
+            (false, false) => {
+                return Err(ConfigError::new(
+                    field(""),
+                    format!("`{name}` is neither a tier of fallback.tiers nor a model"),
+                ))
+            }
+            (true, true) => {
+                return Err(ConfigError::new(
+                    field(""),
+                    format!("`{name}` names both a tier and a model"),
+                ))
+            }
+            _ => {}
+        }
+        if on.consecutive_failures == Some(0) {
+            return Err(ConfigError::new(
+                field(".consecutive_failures"),
+                "must be at least 1",
+            ));
+        }
+        if on.wait_over_ms.is_some_and(|w| w > f.max_stated_wait_ms) {
+            return Err(ConfigError::new(
+                field(".wait_over_ms"),
+                "is above fallback.max_stated_wait_ms",
+            ));
+        }
+        if let Some(rate) = &on.error_rate {
+            if !(rate.over > 0.0 && rate.over <= 1.0) {
+                return Err(ConfigError::new(
+                    field(".error_rate.over"),
+                    format!("{} is outside (0, 1]", rate.over),
+                ));
+            }
+            if rate.window_ms == Some(0) || rate.min_requests == Some(0) {
+                return Err(ConfigError::new(
+                    field(".error_rate"),
+                    "window_ms and min_requests must be greater than 0",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
