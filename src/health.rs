@@ -203,6 +203,56 @@ impl Health {
 /// A worker-local error-rate window for one model: overload and timeout answers against all
 /// answers. Kept per worker (VM) so that successes never write shared data; the circuit it
 /// opens is shared.
+/// Which switch condition opened a circuit (the reason a model was switched away from).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Condition {
+    /// `consecutive_failures` overloads or timeouts in a row.
+    ConsecutiveFailures,
+    /// The error rate over its window, with its volume.
+    ErrorRate,
+    /// A rate limit asking for more than `wait_over_ms`.
+    LongWait,
+    QuotaExhausted,
+    ModelUnavailable,
+    /// The probe of a half-open circuit failed.
+    ProbeFailed,
+}
+
+impl Condition {
+    pub const ALL: [Condition; 6] = [
+        Condition::ConsecutiveFailures,
+        Condition::ErrorRate,
+        Condition::LongWait,
+        Condition::QuotaExhausted,
+        Condition::ModelUnavailable,
+        Condition::ProbeFailed,
+    ];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Condition::ConsecutiveFailures => "consecutive_failures",
+            Condition::ErrorRate => "error_rate",
+            Condition::LongWait => "long_wait",
+            Condition::QuotaExhausted => "quota_exhausted",
+            Condition::ModelUnavailable => "model_unavailable",
+            Condition::ProbeFailed => "probe_failed",
+        }
+    }
+
+    /// The condition behind a failure of `class` that opened the circuit of a model whose
+    /// health was `before` (a failure while half-open is a failed probe, whatever its class).
+    pub fn of_failure(before: &Health, class: ErrorClass, now_ms: u64) -> Self {
+        let half_open = before.cooldown_until_ms != 0 && now_ms >= before.cooldown_until_ms;
+        match class {
+            ErrorClass::QuotaExhausted => Condition::QuotaExhausted,
+            ErrorClass::ModelUnavailable => Condition::ModelUnavailable,
+            _ if half_open => Condition::ProbeFailed,
+            ErrorClass::RateLimited => Condition::LongWait,
+            _ => Condition::ConsecutiveFailures,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ErrorWindow {
     start_ms: u64,
@@ -473,6 +523,33 @@ mod switch_tests {
                 None
             );
         }
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn the_condition_that_opened_a_circuit_is_named() {
+        let clean = Health::default();
+        let half_open = Health {
+            cooldown_until_ms: 100,
+            ..Health::default()
+        };
+        let of = Condition::of_failure;
+        assert_eq!(
+            of(&clean, ErrorClass::Overloaded, 0),
+            Condition::ConsecutiveFailures
+        );
+        assert_eq!(of(&clean, ErrorClass::RateLimited, 0), Condition::LongWait);
+        assert_eq!(
+            of(&half_open, ErrorClass::Timeout, 200),
+            Condition::ProbeFailed
+        );
+        assert_eq!(
+            of(&half_open, ErrorClass::QuotaExhausted, 200),
+            Condition::QuotaExhausted
+        );
+        assert_eq!(
+            of(&clean, ErrorClass::ModelUnavailable, 0),
+            Condition::ModelUnavailable
+        );
     }
 
     #[wasm_bindgen_test(unsupported = test)]

@@ -145,6 +145,8 @@ pub enum Counter {
     Cost(ModelSlot, TaskSlot, KeySlot),
     /// What a budget did with a request, by budget (index into `metering.budgets`).
     Budget(usize, BudgetEvent),
+    /// Circuits opened per model by the switch condition that held.
+    SwitchConditions(ModelSlot, crate::health::Condition),
 }
 
 /// What a budget did with a request.
@@ -469,6 +471,14 @@ impl CounterSet {
                 ));
             }
         }
+        for model in &labels {
+            for condition in crate::health::Condition::ALL {
+                names.push(format!(
+                    "{PREFIX}.switch_conditions;model={model};condition={}",
+                    condition.as_str()
+                ));
+            }
+        }
         let keys = keys.len();
         Self {
             models,
@@ -578,6 +588,7 @@ impl CounterSet {
         let base_keys = base_tasks + tasks * Direction::ALL.len();
         let base_cost = base_keys + self.keys * Direction::ALL.len();
         let base_budget = base_cost + self.priced.len() * tasks * self.keys;
+        let base_conditions = base_budget + self.budgets * BudgetEvent::ALL.len();
         Some(CounterId(match counter {
             Counter::Requests(m) => m.0,
             Counter::Attempts(m) => slots + m.0,
@@ -637,6 +648,10 @@ impl CounterSet {
                 }
                 let event = BudgetEvent::ALL.iter().position(|x| *x == e)?;
                 base_budget + b * BudgetEvent::ALL.len() + event
+            }
+            Counter::SwitchConditions(m, c) => {
+                let all = crate::health::Condition::ALL;
+                base_conditions + m.0 * all.len() + all.iter().position(|x| *x == c)?
             }
         }))
     }
@@ -946,6 +961,12 @@ mod tests {
         for budget in 0..2 {
             for event in BudgetEvent::ALL {
                 ids.extend(s.id(Counter::Budget(budget, event)).map(|i| i.0));
+            }
+        }
+        for model in [Some("gpt-4.1"), Some("mini"), Some("zz"), None] {
+            for condition in crate::health::Condition::ALL {
+                let c = Counter::SwitchConditions(s.slot(model), condition);
+                ids.extend(s.id(c).map(|i| i.0));
             }
         }
         for account in s.accounts().to_vec() {

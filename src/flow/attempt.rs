@@ -5,7 +5,7 @@
 use super::{header_safe, jitter, Cx, Effects, Request, Safety};
 use crate::classify::{classify_with, Answer, ErrorClass, Scope, Verdict};
 use crate::config::{MaxTokensPolicy, ModelConfig};
-use crate::health::Admission;
+use crate::health::{Admission, Condition};
 use crate::model_field;
 use crate::plan::{self, Features, Next, Priority};
 use crate::stats::{Counter, ModelSlot};
@@ -338,6 +338,7 @@ pub fn succeeded(
         open_for_error_rate(cx, seed, model);
         let slot = cx.counters.slot(Some(model));
         out.count(Counter::CooldownsOpened(slot, ErrorClass::Overloaded));
+        out.count(Counter::SwitchConditions(slot, Condition::ErrorRate));
         return;
     }
     let (probe, known_clean) = match request {
@@ -387,14 +388,16 @@ pub fn record_failure(
         let rule = config.switch_rule(name);
         cx.health.update(name, &mut |h| {
             let before = *h;
-            opened = h.on_failure(
-                verdict.class,
-                verdict.retry_after_ms,
-                now,
-                &config.fallback,
-                &rule,
-                jitter,
-            );
+            opened = h
+                .on_failure(
+                    verdict.class,
+                    verdict.retry_after_ms,
+                    now,
+                    &config.fallback,
+                    &rule,
+                    jitter,
+                )
+                .map(|until| (until, Condition::of_failure(&before, verdict.class, now)));
             *h != before
         });
         opened
@@ -402,16 +405,21 @@ pub fn record_failure(
     let mut opened = fail(&model.name);
     let is_error = matches!(verdict.class, ErrorClass::Overloaded | ErrorClass::Timeout);
     if is_error && error_rate_crossed(cx, &model.name, true) && opened.is_none() {
-        opened = Some(open_for_error_rate(cx, seed, &model.name));
+        opened = Some((
+            open_for_error_rate(cx, seed, &model.name),
+            Condition::ErrorRate,
+        ));
     }
-    if let Some(until) = opened {
+    if let Some((until, condition)) = opened {
         let slot = cx.counters.slot(Some(&model.name));
         out.count(Counter::CooldownsOpened(slot, verdict.class));
+        out.count(Counter::SwitchConditions(slot, condition));
         log::warn!(
-            "{} cooling down for {} ms after {}",
+            "{} cooling down for {} ms after {} (switch condition: {})",
             model.name,
             until.saturating_sub(now),
-            verdict.class.as_str()
+            verdict.class.as_str(),
+            condition.as_str()
         );
     }
     if verdict.class == ErrorClass::QuotaExhausted && verdict.scope == Scope::Account {
@@ -421,9 +429,10 @@ pub fn record_failure(
             .models_of_account(account)
             .filter(|m| m.name != model.name)
         {
-            if let Some(until) = fail(&other.name) {
+            if let Some((until, condition)) = fail(&other.name) {
                 let other_slot = cx.counters.slot(Some(&other.name));
                 out.count(Counter::CooldownsOpened(other_slot, verdict.class));
+                out.count(Counter::SwitchConditions(other_slot, condition));
                 cooled.push(format!("{} ({} ms)", other.name, until.saturating_sub(now)));
             }
         }
@@ -440,7 +449,7 @@ pub fn record_failure(
             }
         );
     }
-    opened
+    opened.map(|(until, _)| until)
 }
 
 /// Whether a failed answer proves the request was rejected before any processing, so that a

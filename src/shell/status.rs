@@ -46,17 +46,32 @@ impl HttpContext for StatusContext {
         );
         let shaping = plugin.config.shaping.as_ref();
         let budgets = !plugin.meter.budgets.is_empty();
-        if shaping.is_some() || budgets {
-            if let Ok(serde_json::Value::Object(mut doc)) = serde_json::from_str(&body) {
-                if let Some(config) = shaping {
-                    doc.insert("shaping".into(), super::shaping::status(config));
+        if let Ok(serde_json::Value::Object(mut doc)) = serde_json::from_str(&body) {
+            // Each model's switch conditions in force.
+            if let Some(serde_json::Value::Object(models)) = doc.get_mut("models") {
+                for (name, model) in models.iter_mut() {
+                    let rule = plugin.config.switch_rule(name);
+                    if let Some(model) = model.as_object_mut() {
+                        model.insert(
+                            "switch_on".into(),
+                            serde_json::json!({
+                                "consecutive_failures": rule.consecutive_failures,
+                                "wait_over_ms": rule.wait_over_ms,
+                                "error_rate": {"over": rule.error_rate, "window_ms": rule.window_ms,
+                                               "min_requests": rule.min_requests},
+                            }),
+                        );
+                    }
                 }
-                if budgets {
-                    let now = host::now_unix_ms();
-                    doc.insert("budgets".into(), super::meter::status(plugin, now));
-                }
-                body = serde_json::Value::Object(doc).to_string();
             }
+            if let Some(config) = shaping {
+                doc.insert("shaping".into(), super::shaping::status(config));
+            }
+            if budgets {
+                let now = host::now_unix_ms();
+                doc.insert("budgets".into(), super::meter::status(plugin, now));
+            }
+            body = serde_json::Value::Object(doc).to_string();
         }
         host::send_response(
             200,

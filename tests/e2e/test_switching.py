@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import requests
 
-from harness import Envoy, chat_body
+from harness import Envoy, chat_body, wait_for
 
 RATE = {"error": {"message": "Rate limit reached for requests per min (RPM).", "type": "requests",
                   "code": "rate_limit_exceeded"}}
@@ -61,6 +61,12 @@ def test_an_error_rate_rule_waits_for_its_minimum_volume(fresh, mock):
     # The 8th answer: 3 / 8 = 37.5 %, with the volume: the circuit opens.
     assert state(envoy, "llama-3.1-8b") == "cooling_down"
     assert envoy.status()["models"]["llama-3.1-8b"]["last_reason"] == "overloaded"
+    wait_for(lambda: envoy.metric("llm_fallback_switch_conditions", model="llama-3.1-8b", condition="error_rate") == 1,
+             5, "the condition counted")
+    assert envoy.metric("llm_fallback_switch_conditions", model="llama-3.1-8b", condition="consecutive_failures") == 0
+    rule = envoy.status()["models"]["llama-3.1-8b"]["switch_on"]
+    assert rule == {"consecutive_failures": 100, "wait_over_ms": 30000,
+                    "error_rate": {"over": 0.25, "window_ms": 60000, "min_requests": 8}}
 
 
 def test_an_error_rate_rule_opens_above_its_threshold_and_not_at_it(fresh, mock):
@@ -86,3 +92,5 @@ def test_a_flagship_waits_out_a_short_retry_after_and_switches_on_a_long_one(fre
     long = ask(envoy, "gpt-4o")
     assert long.status_code == 200 and long.headers["x-llm-model"] != "gpt-4o", "switched"
     assert state(envoy, "gpt-4o") == "cooling_down"
+    wait_for(lambda: envoy.metric("llm_fallback_switch_conditions", model="gpt-4o", condition="long_wait") == 1,
+             5, "the condition counted")
