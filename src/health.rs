@@ -526,6 +526,27 @@ mod switch_tests {
     }
 
     #[wasm_bindgen_test(unsupported = test)]
+    fn an_error_rate_counts_the_classes_it_names() {
+        let c = Config::from_value(serde_json::json!({
+            "models": [{"name": "m", "tier": "light"}],
+            "fallback": {"switch_on": {"light": {"error_rate": {"over": 0.1,
+                "classes": ["overloaded", "rate_limited"]}}}}
+        }))
+        .unwrap();
+        let rule = c.switch_rule("m");
+        assert!(rule.rate_classes.counts(ErrorClass::RateLimited));
+        assert!(rule.rate_classes.counts(ErrorClass::Overloaded));
+        assert!(!rule.rate_classes.counts(ErrorClass::Timeout));
+        let default = SwitchRule::defaults(&c.fallback).rate_classes;
+        assert!(default.counts(ErrorClass::Timeout) && !default.counts(ErrorClass::RateLimited));
+        let bad = Config::from_value(serde_json::json!({
+            "models": [{"name": "m", "tier": "light"}],
+            "fallback": {"switch_on": {"light": {"error_rate": {"over": 0.1, "classes": ["auth"]}}}}
+        }));
+        assert!(bad.unwrap_err().to_string().contains("`auth` cannot count"));
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
     fn the_condition_that_opened_a_circuit_is_named() {
         let clean = Health::default();
         let half_open = Health {

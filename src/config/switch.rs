@@ -4,6 +4,7 @@
 //! 5xx in a row while a light model switches only on its error rate.
 
 use super::{f64_or_text, ConfigError, FallbackConfig};
+use crate::classify::ErrorClass;
 use serde::Deserialize;
 
 /// One tier's or one model's conditions; what it leaves out comes from the tier, then from the
@@ -34,6 +35,51 @@ pub struct ErrorRateOn {
     /// Answers the window needs before its rate counts.
     #[serde(default)]
     pub min_requests: Option<u32>,
+    /// The classes that count as errors (`overloaded`, `timeout`, `rate_limited`); default the
+    /// first two. Counting `rate_limited` makes a model whose short 429s pile up switch.
+    #[serde(default)]
+    pub classes: Option<Vec<ErrorClass>>,
+}
+
+/// Classes an error rate may count.
+const RATE_CLASSES: [ErrorClass; 3] = [
+    ErrorClass::Overloaded,
+    ErrorClass::Timeout,
+    ErrorClass::RateLimited,
+];
+
+/// A set of [`RATE_CLASSES`], as bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateClasses(u8);
+
+impl RateClasses {
+    const DEFAULT: RateClasses = RateClasses(0b011);
+
+    fn of(classes: &[ErrorClass]) -> Self {
+        Self(
+            RATE_CLASSES
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| classes.contains(c))
+                .fold(0, |bits, (i, _)| bits | 1 << i),
+        )
+    }
+
+    /// The classes counted, by name.
+    pub fn names(self) -> Vec<&'static str> {
+        RATE_CLASSES
+            .iter()
+            .filter(|c| self.counts(**c))
+            .map(|c| c.as_str())
+            .collect()
+    }
+
+    pub fn counts(self, class: ErrorClass) -> bool {
+        RATE_CLASSES
+            .iter()
+            .position(|c| *c == class)
+            .is_some_and(|i| self.0 & (1 << i) != 0)
+    }
 }
 
 /// The conditions in force for one model.
@@ -44,6 +90,8 @@ pub struct SwitchRule {
     pub error_rate: f64,
     pub window_ms: u64,
     pub min_requests: u32,
+    /// What counts as an error in the rate.
+    pub rate_classes: RateClasses,
 }
 
 impl SwitchRule {
@@ -55,6 +103,7 @@ impl SwitchRule {
             error_rate: f.error_rate_threshold,
             window_ms: f.window_ms,
             min_requests: f.min_requests,
+            rate_classes: RateClasses::DEFAULT,
         }
     }
 
@@ -69,6 +118,9 @@ impl SwitchRule {
             min_requests: rate
                 .and_then(|r| r.min_requests)
                 .unwrap_or(self.min_requests),
+            rate_classes: rate
+                .and_then(|r| r.classes.as_deref())
+                .map_or(self.rate_classes, RateClasses::of),
         }
     }
 }
@@ -112,6 +164,20 @@ pub(super) fn validate(
                 return Err(ConfigError::new(
                     field(".error_rate.over"),
                     format!("{} is outside (0, 1]", rate.over),
+                ));
+            }
+            if let Some(bad) = rate
+                .classes
+                .iter()
+                .flatten()
+                .find(|c| !RATE_CLASSES.contains(c))
+            {
+                return Err(ConfigError::new(
+                    field(".error_rate.classes"),
+                    format!(
+                        "`{}` cannot count in an error rate (overloaded, timeout, rate_limited)",
+                        bad.as_str()
+                    ),
                 ));
             }
             if rate.window_ms == Some(0) || rate.min_requests == Some(0) {

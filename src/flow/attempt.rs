@@ -403,7 +403,10 @@ pub fn record_failure(
         opened
     };
     let mut opened = fail(&model.name);
-    let is_error = matches!(verdict.class, ErrorClass::Overloaded | ErrorClass::Timeout);
+    let is_error = config
+        .switch_rule(&model.name)
+        .rate_classes
+        .counts(verdict.class);
     if is_error && error_rate_crossed(cx, &model.name, true) && opened.is_none() {
         opened = Some((
             open_for_error_rate(cx, seed, &model.name),

@@ -58,7 +58,8 @@ impl HttpContext for StatusContext {
                                 "consecutive_failures": rule.consecutive_failures,
                                 "wait_over_ms": rule.wait_over_ms,
                                 "error_rate": {"over": rule.error_rate, "window_ms": rule.window_ms,
-                                               "min_requests": rule.min_requests},
+                                               "min_requests": rule.min_requests,
+                                               "classes": rule.rate_classes.names()},
                             }),
                         );
                     }

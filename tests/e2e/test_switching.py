@@ -66,7 +66,8 @@ def test_an_error_rate_rule_waits_for_its_minimum_volume(fresh, mock):
     assert envoy.metric("llm_fallback_switch_conditions", model="llama-3.1-8b", condition="consecutive_failures") == 0
     rule = envoy.status()["models"]["llama-3.1-8b"]["switch_on"]
     assert rule == {"consecutive_failures": 100, "wait_over_ms": 30000,
-                    "error_rate": {"over": 0.25, "window_ms": 60000, "min_requests": 8}}
+                    "error_rate": {"over": 0.25, "window_ms": 60000, "min_requests": 8,
+                                   "classes": ["overloaded", "timeout"]}}
 
 
 def test_an_error_rate_rule_opens_above_its_threshold_and_not_at_it(fresh, mock):
@@ -93,4 +94,19 @@ def test_a_flagship_waits_out_a_short_retry_after_and_switches_on_a_long_one(fre
     assert long.status_code == 200 and long.headers["x-llm-model"] != "gpt-4o", "switched"
     assert state(envoy, "gpt-4o") == "cooling_down"
     wait_for(lambda: envoy.metric("llm_fallback_switch_conditions", model="gpt-4o", condition="long_wait") == 1,
+             5, "the condition counted")
+
+
+def test_an_error_rate_that_counts_429s_switches_a_model_whose_short_waits_pile_up(fresh, mock):
+    envoy = fresh("{light: {error_rate: {over: 0.25, window_ms: 60000, min_requests: 4,"
+                  " classes: [rate_limited]}}}")
+    short = {"status": 429, "headers": {"retry-after": "0"}, "body": RATE}
+    mock.script("llama-3.1-8b", steps=[short, {}, short, {}])
+    # Each short 429 is waited out on the same model (nothing opens on one of them)...
+    assert ask(envoy, "llama-3.1-8b").status_code == 200
+    assert state(envoy, "llama-3.1-8b") == "healthy"
+    # ... but 2 in 4 answers is over the rate.
+    assert ask(envoy, "llama-3.1-8b").status_code == 200
+    assert state(envoy, "llama-3.1-8b") == "cooling_down"
+    wait_for(lambda: envoy.metric("llm_fallback_switch_conditions", model="llama-3.1-8b", condition="error_rate") == 1,
              5, "the condition counted")
