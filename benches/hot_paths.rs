@@ -65,6 +65,7 @@ fn healthy_request_flow() {
     let counters = CounterSet::new(&config);
     let health = MemoryHealth::default();
     let windows = RefCell::new(vec![ErrorWindow::default(); config.models.len()]);
+    let canaries = RefCell::new(Vec::new());
     let clock = FixedClock(1_700_000_000_000);
     let cx = Cx {
         config: &config,
@@ -72,6 +73,7 @@ fn healthy_request_flow() {
         counters: &counters,
         health: &health,
         windows: &windows,
+        canaries: &canaries,
         clock: &clock,
     };
     let b = body(1_000);
@@ -87,6 +89,7 @@ fn healthy_request_flow() {
             priority: Priority::Normal,
             body: b.clone(),
             safety: Safety::Safe,
+            conversation: None,
         };
         if let Start::Route { request, .. } = route::start(&cx, &id, ask, &mut out) {
             store.insert(&id, *request);

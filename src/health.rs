@@ -178,6 +178,12 @@ impl Health {
     }
 
     /// Exponential, jittered cooldown: base × 2^opens (capped), plus up to 25 % jitter.
+    /// Opens the circuit until `until_ms` for a reason outside the answer classes' own rules
+    /// (a halted canary). Returns the deadline.
+    pub fn hold_out(&mut self, until_ms: u64, class: ErrorClass) -> u64 {
+        self.open_until(until_ms, class)
+    }
+
     fn circuit_deadline(&self, now_ms: u64, config: &FallbackConfig, jitter: u64) -> u64 {
         let factor = 1u64 << self.opens.min(20);
         let cooldown = config

@@ -147,6 +147,28 @@ pub enum Counter {
     Budget(usize, BudgetEvent),
     /// Circuits opened per model by the switch condition that held.
     SwitchConditions(ModelSlot, crate::health::Condition),
+    /// What a canary (index into `fallback.canaries`) did: requests it took, halts.
+    Canary(usize, CanaryEvent),
+}
+
+/// What happened with a canary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CanaryEvent {
+    /// A request of its base model was routed to it.
+    Routed,
+    /// Its error rate was worse than its base's: halted for its cooldown.
+    Halted,
+}
+
+impl CanaryEvent {
+    pub const ALL: [CanaryEvent; 2] = [CanaryEvent::Routed, CanaryEvent::Halted];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            CanaryEvent::Routed => "routed",
+            CanaryEvent::Halted => "halted",
+        }
+    }
 }
 
 /// What a budget did with a request.
@@ -281,6 +303,8 @@ pub struct CounterSet {
     priced: Vec<usize>,
     /// Budgets (`metering.budgets`).
     budgets: usize,
+    /// Canaries (`fallback.canaries`).
+    canaries: usize,
     names: Vec<String>,
 }
 
@@ -479,6 +503,16 @@ impl CounterSet {
                 ));
             }
         }
+        for canary in &config.fallback.canaries {
+            for event in CanaryEvent::ALL {
+                names.push(format!(
+                    "{PREFIX}.canary;model={};of={};event={}",
+                    canary.model,
+                    canary.of,
+                    event.as_str()
+                ));
+            }
+        }
         let keys = keys.len();
         Self {
             models,
@@ -490,6 +524,7 @@ impl CounterSet {
             keys,
             priced,
             budgets: metering.budgets.len(),
+            canaries: config.fallback.canaries.len(),
             names,
         }
     }
@@ -589,6 +624,7 @@ impl CounterSet {
         let base_cost = base_keys + self.keys * Direction::ALL.len();
         let base_budget = base_cost + self.priced.len() * tasks * self.keys;
         let base_conditions = base_budget + self.budgets * BudgetEvent::ALL.len();
+        let base_canaries = base_conditions + slots * crate::health::Condition::ALL.len();
         Some(CounterId(match counter {
             Counter::Requests(m) => m.0,
             Counter::Attempts(m) => slots + m.0,
@@ -652,6 +688,13 @@ impl CounterSet {
             Counter::SwitchConditions(m, c) => {
                 let all = crate::health::Condition::ALL;
                 base_conditions + m.0 * all.len() + all.iter().position(|x| *x == c)?
+            }
+            Counter::Canary(index, event) => {
+                if index >= self.canaries {
+                    return None;
+                }
+                let all = CanaryEvent::ALL;
+                base_canaries + index * all.len() + all.iter().position(|x| *x == event)?
             }
         }))
     }

@@ -5,6 +5,7 @@
 //! JSON value, deserialized strictly (unknown fields are errors, so a typo never silently turns
 //! a feature off) and validated. Every error names the field it is about.
 
+pub mod canary;
 pub mod metering;
 mod pb_struct;
 pub mod shaping;
@@ -232,6 +233,9 @@ pub struct FallbackConfig {
     /// above).
     #[serde(default)]
     pub switch_on: std::collections::BTreeMap<String, switch::SwitchOn>,
+    /// Models that take a share of another model's requests (a new release on part of a tier).
+    #[serde(default)]
+    pub canaries: Vec<canary::CanaryConfig>,
 }
 
 /// When a fallback on another cluster (another provider) is asked.
@@ -432,6 +436,7 @@ impl Default for FallbackConfig {
             stream_start: StreamStartConfig::default(),
             providers: ProvidersConfig::default(),
             switch_on: Default::default(),
+            canaries: Vec::new(),
         }
     }
 }
@@ -620,6 +625,7 @@ impl Config {
         let f = &self.fallback;
         let known = |name: &str| self.models.iter().any(|m| m.name == name);
         switch::validate(f, &known)?;
+        canary::validate(f, &known)?;
         for (model, chain) in &f.chains {
             let field = format!("fallback.chains.{model}");
             if !known(model) {
@@ -770,6 +776,24 @@ impl Config {
     /// The configured model of that name.
     pub fn model(&self, name: &str) -> Option<&ModelConfig> {
         self.models.iter().find(|m| m.name == name)
+    }
+
+    /// The canary that takes a share of `model`'s requests, and its index.
+    pub fn canary_of(&self, model: &str) -> Option<(usize, &canary::CanaryConfig)> {
+        self.fallback
+            .canaries
+            .iter()
+            .enumerate()
+            .find(|(_, c)| c.of == model)
+    }
+
+    /// The canary entry `model` is the canary of, and its index.
+    pub fn canary_entry(&self, model: &str) -> Option<(usize, &canary::CanaryConfig)> {
+        self.fallback
+            .canaries
+            .iter()
+            .enumerate()
+            .find(|(_, c)| c.model == model)
     }
 
     /// The switch conditions in force for `model`: its own `fallback.switch_on` entry over its

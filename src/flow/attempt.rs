@@ -8,7 +8,7 @@ use crate::config::{MaxTokensPolicy, ModelConfig};
 use crate::health::{Admission, Condition};
 use crate::model_field;
 use crate::plan::{self, Features, Next, Priority};
-use crate::stats::{Counter, ModelSlot};
+use crate::stats::{CanaryEvent, Counter, ModelSlot};
 
 /// Response header the upstream filter sets to have the router retry (`retriable_headers`).
 pub const RETRY_MARKER: &str = "x-llm-retry";
@@ -308,6 +308,41 @@ fn error_rate_crossed(cx: &Cx<'_>, model: &str, is_error: bool) -> bool {
         .is_some_and(|w| w.record(cx.clock.coarse_ms(), is_error, &rule))
 }
 
+/// Tallies an answer of a canary or of a canary's base model; halts the canary (opens its
+/// circuit for the halt's cooldown) when it answers worse than its base by the margin.
+fn canary_answer(cx: &Cx<'_>, model: &str, is_error: bool, out: &mut Effects) {
+    let config = cx.config;
+    let (index, canary, of_canary) = match (config.canary_entry(model), config.canary_of(model)) {
+        (Some((i, c)), _) => (i, c, true),
+        (None, Some((i, c))) => (i, c, false),
+        (None, None) => return,
+    };
+    let halt = {
+        let Ok(mut windows) = cx.canaries.try_borrow_mut() else {
+            return;
+        };
+        let Some(window) = windows.get_mut(index) else {
+            return;
+        };
+        window.record(&canary.halt, cx.clock.coarse_ms(), of_canary, is_error)
+    };
+    let Some(halt) = halt else { return };
+    let until = cx.now().saturating_add(canary.halt.cooldown_ms);
+    cx.health.update(&canary.model, &mut |h| {
+        h.hold_out(until, ErrorClass::Overloaded);
+        true
+    });
+    out.count(Counter::Canary(index, CanaryEvent::Halted));
+    log::warn!(
+        "canary {} halted for {} ms: error rate {:.1} % against {:.1} % on {}",
+        canary.model,
+        canary.halt.cooldown_ms,
+        halt.canary_rate * 100.0,
+        halt.base_rate * 100.0,
+        canary.of
+    );
+}
+
 /// Opens `model`'s circuit for its error rate; returns the new deadline.
 fn open_for_error_rate(cx: &Cx<'_>, seed: &str, model: &str) -> u64 {
     let now = cx.now();
@@ -333,6 +368,9 @@ pub fn succeeded(
     model: &str,
     out: &mut Effects,
 ) {
+    if !cx.config.fallback.canaries.is_empty() {
+        canary_answer(cx, model, false, out);
+    }
     if error_rate_crossed(cx, model, false) {
         // The window filled up with errors still above the threshold.
         open_for_error_rate(cx, seed, model);
@@ -403,6 +441,10 @@ pub fn record_failure(
         opened
     };
     let mut opened = fail(&model.name);
+    if !config.fallback.canaries.is_empty() {
+        let is_error = matches!(verdict.class, ErrorClass::Overloaded | ErrorClass::Timeout);
+        canary_answer(cx, &model.name, is_error, out);
+    }
     let is_error = config
         .switch_rule(&model.name)
         .rate_classes

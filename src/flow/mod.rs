@@ -13,6 +13,7 @@
 
 pub mod answer;
 pub mod attempt;
+pub mod canary;
 pub mod effect;
 pub mod request;
 pub mod route;
@@ -98,6 +99,8 @@ pub struct Cx<'a> {
     pub health: &'a dyn HealthStore,
     /// Per configured model (same order): this worker's error-rate window.
     pub windows: &'a RefCell<Vec<ErrorWindow>>,
+    /// Per configured canary (same order): this worker's tally of it and its base.
+    pub canaries: &'a RefCell<Vec<canary::CanaryWindow>>,
     pub clock: &'a dyn Clock,
 }
 

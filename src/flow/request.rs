@@ -73,6 +73,8 @@ pub struct Request {
     pub fallback_reason: Option<ErrorClass>,
     /// Routed to a lower tier by traffic shaping (`at_limit: downgrade`), not by a failure.
     pub downgraded: bool,
+    /// The canary its conversation was routed to first (`fallback.canaries`), if any.
+    pub canary: Option<String>,
     /// Whether the first attempt is the probe of a half-open circuit.
     pub probe: bool,
     /// Read lazily, at most once, when a fallback is chosen.
@@ -107,6 +109,7 @@ impl Request {
             served: None,
             fallback_reason: None,
             downgraded: false,
+            canary: None,
             probe: false,
             features: None,
             body: None,

@@ -18,6 +18,8 @@ pub struct Ask<'a> {
     /// The decoded request body; kept in the request's state when its chain has a fallback.
     pub body: Vec<u8>,
     pub safety: Safety,
+    /// The value of the requested model's canary `sticky_header`, if the request has it.
+    pub conversation: Option<&'a [u8]>,
 }
 
 /// What the client filter does with a request.
@@ -75,14 +77,7 @@ pub fn start(cx: &Cx<'_>, id: &str, ask: Ask<'_>, out: &mut Effects) -> Start {
             }
             Admission::Probe => {
                 let now = cx.now();
-                let (_, won) = cx.health.update(&candidate.name, &mut |h| {
-                    if h.admission(now) != Admission::Probe {
-                        return false;
-                    }
-                    h.take_probe(now);
-                    true
-                });
-                if won {
+                if take_probe_lease(cx, &candidate.name) {
                     out.count(Counter::Probes(slot));
                     log::info!(
                         "request {id}: probing {} after its cooldown",
@@ -147,6 +142,22 @@ pub fn start(cx: &Cx<'_>, id: &str, ask: Ask<'_>, out: &mut Effects) -> Start {
             model.name
         );
     }
+    let (mut model, mut probe) = (model, probe);
+    let mut canary = None;
+    if !probe && model.name == requested && priority != Priority::Batch {
+        if let Some((index, taken, canary_probe)) = pick_canary(cx, &ask, primary, &mut features) {
+            out.count(Counter::Canary(index, crate::stats::CanaryEvent::Routed));
+            log::debug!(
+                "request {id}: its conversation goes to the canary {}",
+                taken.name
+            );
+            first_clean = (!canary_probe && cx.health.read(&taken.name).is_clean())
+                .then(|| taken.name.clone());
+            model = taken;
+            probe = canary_probe;
+            canary = Some(taken.name.clone());
+        }
+    }
     let cluster = model
         .cluster_or(&config.fallback.default_cluster)
         .to_owned();
@@ -155,12 +166,54 @@ pub fn start(cx: &Cx<'_>, id: &str, ask: Ask<'_>, out: &mut Effects) -> Start {
     request.priority = priority;
     request.probe = probe;
     request.features = features;
-    request.body = (chain.len() > 1).then_some(ask.body);
+    request.body = (chain.len() > 1 || canary.is_some()).then_some(ask.body);
+    request.canary = canary;
     request.first_clean = first_clean;
     request.safety = ask.safety;
     Start::Route {
         cluster,
         request: Box::new(request),
+    }
+}
+
+/// Takes the probe lease of a model whose cooldown ended (a CAS write; one request wins).
+fn take_probe_lease(cx: &Cx<'_>, model: &str) -> bool {
+    let now = cx.now();
+    let (_, won) = cx.health.update(model, &mut |h| {
+        if h.admission(now) != Admission::Probe {
+            return false;
+        }
+        h.take_probe(now);
+        true
+    });
+    won
+}
+
+/// The canary a request goes to instead of its (healthy) requested model: the requested model
+/// has one, the request's conversation falls in its share, it fits the request, and it is not
+/// halted or cooling down (after its cooldown, one request probes it). Returns the canary's
+/// index, its model and whether the request probes it.
+fn pick_canary<'c>(
+    cx: &Cx<'c>,
+    ask: &Ask<'_>,
+    primary: &ModelConfig,
+    features: &mut Option<Features>,
+) -> Option<(usize, &'c ModelConfig, bool)> {
+    let config = cx.config;
+    let (index, c) = config.canary_of(ask.model)?;
+    let key = ask
+        .conversation
+        .unwrap_or_else(|| super::canary::conversation(&ask.body));
+    if !super::canary::takes(c, super::canary::bucket(key)) {
+        return None;
+    }
+    let model = config.model(&c.model)?;
+    let features = features.get_or_insert_with(|| Features::of_body(&ask.body));
+    plan::fits(config, model, primary, ask.priority, Some(features)).ok()?;
+    match cx.admission_of(&model.name) {
+        Admission::Healthy => Some((index, model, false)),
+        Admission::Probe => take_probe_lease(cx, &model.name).then_some((index, model, true)),
+        Admission::Cooling { .. } => None,
     }
 }
 
@@ -255,8 +308,13 @@ pub fn explain(cx: &Cx<'_>, request: &Request, status: u16, out: &mut Effects) {
     if let Some(served) = cx.config.model(model) {
         out.set_header("x-llm-provider", cx.config.cluster_of(served));
     }
-    if model != request.requested {
-        out.set_header("x-llm-fallback-from", request.requested.as_str());
+    // A canary stands in for the requested model: a switch is a move away from it.
+    let origin = request.canary.as_deref().unwrap_or(&request.requested);
+    if let Some(canary) = &request.canary {
+        out.set_header("x-llm-canary", canary.as_str());
+    }
+    if model != origin {
+        out.set_header("x-llm-fallback-from", origin);
         // Switched inside this request: the class that caused it; skipped from the start: the
         // class that opened the requested model's cooldown.
         let reason = match request.fallback_reason {
@@ -271,8 +329,7 @@ pub fn explain(cx: &Cx<'_>, request: &Request, status: u16, out: &mut Effects) {
         out.set_header("x-llm-fallback-reason", reason);
     }
     // Served by another model than asked, or switched on the way: did the switch end well?
-    let switched =
-        model != request.requested || request.tried.iter().any(|m| *m != request.requested);
+    let switched = model != origin || request.tried.iter().any(|m| m != origin);
     if switched {
         let slot = cx.counters.slot(Some(&request.requested));
         out.count(Counter::FallbackOutcomes(slot, status < 400));

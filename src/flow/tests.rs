@@ -21,6 +21,7 @@ struct Bed {
     counters: CounterSet,
     health: MemoryHealth,
     windows: RefCell<Vec<ErrorWindow>>,
+    canaries: RefCell<Vec<crate::flow::canary::CanaryWindow>>,
     clock: FixedClock,
 }
 
@@ -45,6 +46,7 @@ impl Bed {
             rules: config.classifier.rules(),
             counters: CounterSet::new(&config),
             windows: RefCell::new(vec![ErrorWindow::default(); config.models.len()]),
+            canaries: RefCell::new(vec![Default::default(); config.fallback.canaries.len()]),
             health: MemoryHealth::default(),
             config,
             clock: FixedClock(T0),
@@ -58,6 +60,7 @@ impl Bed {
             counters: &self.counters,
             health: &self.health,
             windows: &self.windows,
+            canaries: &self.canaries,
             clock: &self.clock,
         }
     }
@@ -76,6 +79,7 @@ impl Bed {
             priority,
             body,
             safety,
+            conversation: None,
         };
         let start = route::start(&self.cx(), "r1", ask, &mut out);
         (start, out)
@@ -672,6 +676,7 @@ fn a_healthy_request_never_reads_the_clock() {
         priority: Priority::Normal,
         body: chat("gpt-4o", None),
         safety: Safety::Safe,
+        conversation: None,
     };
     let Start::Route { mut request, .. } = route::start(&cx, "r1", ask, &mut out) else {
         panic!()
@@ -879,4 +884,59 @@ fn an_attempt_whose_failure_would_open_the_circuit_names_the_next_provider_befor
     let (after, out) = bed.judge_after(&mut request, "gpt-4o", 429, RATE);
     assert_eq!(after, After::Next(Next::Retry));
     assert_eq!(out.routed_next(), Some("a"));
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn a_canary_takes_its_share_of_the_base_and_is_halted_when_it_answers_worse() {
+    use crate::stats::CanaryEvent::{Halted, Routed};
+    let bed = Bed::new(json!({"fallback": {
+        "default_cluster": "a", "chains": {"gpt-4o": ["gpt-4o-mini"]},
+        "switch_on": {"claude": {"consecutive_failures": 100}},
+        "canaries": [{"model": "claude", "of": "gpt-4o", "share": 1.0,
+                      "halt": {"min_requests": 3, "error_rate_margin": 0.1, "cooldown_ms": 60000}}]}}));
+    let (start, out) = bed.route("gpt-4o", Safety::Safe, Priority::Normal);
+    let Start::Route { cluster, request } = start else {
+        panic!("routed")
+    };
+    assert_eq!((request.next.as_str(), cluster.as_str()), ("claude", "b"));
+    assert_eq!(request.canary.as_deref(), Some("claude"));
+    assert!(
+        request.body.is_some(),
+        "kept: a failing canary falls back to its base"
+    );
+    assert_eq!(out.counted(Counter::Canary(0, Routed)), 1);
+    // Batch work never goes to a canary (it could not fall back to the base).
+    let (start, _) = bed.route("gpt-4o", Safety::Safe, Priority::Batch);
+    let Start::Route { request, .. } = start else {
+        panic!("routed")
+    };
+    assert_eq!(request.next, "gpt-4o");
+    // The base answers well; the canary fails twice in three: halted.
+    let cx = bed.cx();
+    let mut out = Effects::default();
+    for _ in 0..5 {
+        attempt::succeeded(&cx, None, "s", "gpt-4o", &mut out);
+    }
+    let claude = bed.config.model("claude").unwrap();
+    let overloaded = Verdict {
+        class: ErrorClass::Overloaded,
+        retry_after_ms: None,
+        reason: "529".into(),
+        scope: crate::classify::Scope::Model,
+        wait_hint: crate::classify::WaitHint::Absent,
+    };
+    attempt::record_failure(&cx, "s", claude, &overloaded, &mut out);
+    attempt::succeeded(&cx, None, "s", "claude", &mut out);
+    assert_eq!(out.counted(Counter::Canary(0, Halted)), 0);
+    attempt::record_failure(&cx, "s", claude, &overloaded, &mut out);
+    assert_eq!(out.counted(Counter::Canary(0, Halted)), 1);
+    assert!(bed.health.read("claude").cooldown_until_ms >= T0 + 60_000);
+    // Halted: the base serves every conversation again.
+    let (start, out) = bed.route("gpt-4o", Safety::Safe, Priority::Normal);
+    let Start::Route { request, .. } = start else {
+        panic!("routed")
+    };
+    assert_eq!(request.next, "gpt-4o");
+    assert_eq!(request.canary, None);
+    assert_eq!(out.counted(Counter::Canary(0, Routed)), 0);
 }

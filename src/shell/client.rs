@@ -172,12 +172,20 @@ impl ClientContext {
                 crate::meter::Estimate::of(&body, stated(), out_max, default)
             });
             self.estimate = estimate;
+            let sticky = config
+                .canary_of(&field.value)
+                .and_then(|(_, c)| c.sticky_header.as_deref());
+            let conversation = sticky.and_then(|header| {
+                let found = self.request.sticky.iter().find(|(n, _)| n == header);
+                found.map(|(_, value)| value.as_slice())
+            });
             let ask = route::Ask {
                 model: &field.value,
                 task: self.request.task.as_deref(),
                 priority,
                 body,
                 safety: self.safety,
+                conversation,
             };
             let mut out = Effects::default();
             match route::start(&cx, id, ask, &mut out) {

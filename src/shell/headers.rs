@@ -21,6 +21,8 @@ pub struct RequestHeaders {
     /// The provider credential headers present (`fallback.providers.credential_headers`), when
     /// the client's credentials must not go upstream.
     pub credentials_to_remove: Vec<String>,
+    /// The canaries' `sticky_header`s present (a conversation id).
+    pub sticky: Vec<(String, Vec<u8>)>,
 }
 
 impl RequestHeaders {
@@ -51,6 +53,14 @@ impl RequestHeaders {
                 n if n == config.fallback.task_header => out.task = text(value),
                 n if n == config.fallback.priority_header => out.priority = text(value),
                 n if n == config.retry_safety.header => out.declared_safety = text(value),
+                n if config
+                    .fallback
+                    .canaries
+                    .iter()
+                    .any(|c| c.sticky_header.as_deref() == Some(n)) =>
+                {
+                    out.sticky.push((name, value));
+                }
                 _ => {}
             }
         }

@@ -79,6 +79,8 @@ pub struct Plugin {
     pub meter: meter::Meter,
     /// Per configured model (same order): this worker's error-rate window.
     pub windows: std::cell::RefCell<Vec<crate::health::ErrorWindow>>,
+    /// Per configured canary (same order): this worker's tally of it and its base.
+    pub canaries: std::cell::RefCell<Vec<crate::flow::canary::CanaryWindow>>,
 }
 
 impl Plugin {
@@ -90,6 +92,7 @@ impl Plugin {
             counters: &self.metrics.set,
             health: &SharedHealth,
             windows: &self.windows,
+            canaries: &self.canaries,
             clock,
         }
     }
@@ -160,6 +163,10 @@ impl RootContext for Root {
             role,
             rules: config.classifier.rules(),
             windows: std::cell::RefCell::new(vec![Default::default(); config.models.len()]),
+            canaries: std::cell::RefCell::new(vec![
+                Default::default();
+                config.fallback.canaries.len()
+            ]),
             config,
             metrics,
             meter,

@@ -65,6 +65,22 @@ impl HttpContext for StatusContext {
                     }
                 }
             }
+            if !plugin.config.fallback.canaries.is_empty() {
+                let now = host::now_unix_ms();
+                let canaries = plugin.config.fallback.canaries.iter().map(|c| {
+                    let health = shared_health::read(&c.model);
+                    let state = match health.admission(now) {
+                        crate::health::Admission::Healthy => "serving",
+                        crate::health::Admission::Probe => "probe_due",
+                        crate::health::Admission::Cooling { .. } => "halted",
+                    };
+                    serde_json::json!({
+                        "model": c.model, "of": c.of, "share": c.share, "state": state,
+                        "halted_for_ms": health.cooldown_until_ms.saturating_sub(now),
+                    })
+                });
+                doc.insert("canaries".into(), canaries.collect());
+            }
             if let Some(config) = shaping {
                 doc.insert("shaping".into(), super::shaping::status(config));
             }

@@ -110,3 +110,76 @@ def test_an_error_rate_that_counts_429s_switches_a_model_whose_short_waits_pile_
     assert state(envoy, "llama-3.1-8b") == "cooling_down"
     wait_for(lambda: envoy.metric("llm_fallback_switch_conditions", model="llama-3.1-8b", condition="error_rate") == 1,
              5, "the condition counted")
+
+
+def fnv_bucket(key: bytes) -> int:
+    """The filter's conversation bucket (FNV-1a 64, mod 10 000)."""
+    h = 0xcbf29ce484222325
+    for b in key:
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h % 10_000
+
+
+def with_canary(text: str) -> str:
+    """gpt-5 as a canary on 10 % of gpt-4o's conversations (by x-conversation-id)."""
+    text = text.replace("                    - {name: gpt-4o, tier: flagship,",
+                        "                    - {name: gpt-5, tier: flagship, cluster: llm, context_window: 128000}\n"
+                        "                    - {name: gpt-4o, tier: flagship,", 1)
+    anchor = "                      switch_on:\n"
+    return text.replace(anchor,
+                        "                      canaries: [{model: gpt-5, of: gpt-4o, share: 0.1, sticky_header: x-conversation-id,"
+                        " halt: {min_requests: 10, error_rate_margin: 0.2, window_ms: 60000, cooldown_ms: 60000}}]\n"
+                        + anchor, 1)
+
+
+def test_a_canary_takes_its_share_sticky_per_conversation_and_halts_when_it_degrades(workdir, mock):
+    # gpt-5's own switch conditions are relaxed, so that the halt (the canary against its
+    # base), not its own error rate, is what takes it out.
+    envoy = Envoy(workdir, mock.port, edit=lambda t: switch_on(
+        "{flagship: {consecutive_failures: 2, wait_over_ms: 30000}, gpt-5: {consecutive_failures: 1000, error_rate: {over: 1.0}}}")(with_canary(t)),
+        concurrency=1)
+    try:
+        def ask_in(conversation: str) -> requests.Response:
+            return requests.post(envoy.url + "/v1/chat/completions", data=chat_body("gpt-4o"), timeout=30,
+                                 headers={"content-type": "application/json", "x-conversation-id": conversation})
+
+        ids = [f"conv-{i}" for i in range(1000)]
+        session = requests.Session()
+        served = {}
+        for c in ids:
+            r = session.post(envoy.url + "/v1/chat/completions", data=chat_body("gpt-4o"), timeout=30,
+                             headers={"content-type": "application/json", "x-conversation-id": c})
+            assert r.status_code == 200
+            served[c] = r.headers["x-llm-model"]
+        on_canary = [c for c in ids if served[c] == "gpt-5"]
+        # Exactly the conversations the hash puts in the share, and about 10 % of them.
+        assert set(on_canary) == {c for c in ids if fnv_bucket(c.encode()) < 1000}
+        assert 70 <= len(on_canary) <= 130, len(on_canary)
+        assert all(served[c] in ("gpt-5", "gpt-4o") for c in ids)
+        canary_answer = ask_in(on_canary[0])
+        assert canary_answer.headers["x-llm-canary"] == "gpt-5"
+        assert "x-llm-fallback-from" not in canary_answer.headers
+        # Sticky: a conversation stays where it is.
+        base_one = next(c for c in ids if served[c] == "gpt-4o")
+        assert {ask_in(on_canary[0]).headers["x-llm-model"] for _ in range(10)} == {"gpt-5"}
+        assert {ask_in(base_one).headers["x-llm-model"] for _ in range(10)} == {"gpt-4o"}
+        wait_for(lambda: envoy.metric("llm_fallback_canary", model="gpt-5", of="gpt-4o", event="routed")
+                 == len(on_canary) + 11, 5, "routed counted")
+        assert envoy.status()["canaries"][0]["state"] == "serving"
+        # The canary degrades (529 on every answer): once its error rate over the window (its
+        # ~110 good answers included) is 20 points above the base's 0, it is halted.
+        mock.script("gpt-5", default={"status": 529})
+        for c in on_canary[1:21]:
+            ask_in(c)
+            if envoy.metric("llm_fallback_canary", model="gpt-5", of="gpt-4o", event="halted"):
+                break
+        wait_for(lambda: envoy.metric("llm_fallback_canary", model="gpt-5", of="gpt-4o", event="halted") == 1,
+                 5, "halted")
+        doc = envoy.status()["canaries"][0]
+        assert doc["state"] == "halted" and doc["halted_for_ms"] > 50_000
+        # Halted: its conversations are served by the base.
+        after = ask_in(on_canary[0])
+        assert after.status_code == 200 and after.headers["x-llm-model"] == "gpt-4o"
+        assert "x-llm-canary" not in after.headers
+    finally:
+        envoy.stop()
