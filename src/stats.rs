@@ -149,6 +149,8 @@ pub enum Counter {
     SwitchConditions(ModelSlot, crate::health::Condition),
     /// What a canary (index into `fallback.canaries`) did: requests it took, halts.
     Canary(usize, CanaryEvent),
+    /// Requests sent to a fallback to keep it known-good (`fallback.backup_share`), by model.
+    Backups(ModelSlot),
 }
 
 /// What happened with a canary.
@@ -513,6 +515,9 @@ impl CounterSet {
                 ));
             }
         }
+        for model in &labels {
+            names.push(format!("{PREFIX}.backups;model={model}"));
+        }
         let keys = keys.len();
         Self {
             models,
@@ -625,6 +630,7 @@ impl CounterSet {
         let base_budget = base_cost + self.priced.len() * tasks * self.keys;
         let base_conditions = base_budget + self.budgets * BudgetEvent::ALL.len();
         let base_canaries = base_conditions + slots * crate::health::Condition::ALL.len();
+        let base_backups = base_canaries + self.canaries * CanaryEvent::ALL.len();
         Some(CounterId(match counter {
             Counter::Requests(m) => m.0,
             Counter::Attempts(m) => slots + m.0,
@@ -696,6 +702,7 @@ impl CounterSet {
                 let all = CanaryEvent::ALL;
                 base_canaries + index * all.len() + all.iter().position(|x| *x == event)?
             }
+            Counter::Backups(m) => base_backups + m.0,
         }))
     }
 }
@@ -1011,6 +1018,7 @@ mod tests {
                 let c = Counter::SwitchConditions(s.slot(model), condition);
                 ids.extend(s.id(c).map(|i| i.0));
             }
+            ids.extend(s.id(Counter::Backups(s.slot(model))).map(|i| i.0));
         }
         for account in s.accounts().to_vec() {
             ids.extend(

@@ -236,6 +236,10 @@ pub struct FallbackConfig {
     /// Models that take a share of another model's requests (a new release on part of a tier).
     #[serde(default)]
     pub canaries: Vec<canary::CanaryConfig>,
+    /// Share (0..=0.2) of safe, normal-priority requests sent to one of their chain's fallbacks
+    /// instead of a healthy primary, so that a broken fallback is seen before it is needed.
+    #[serde(default, deserialize_with = "f64_or_text_default")]
+    pub backup_share: f64,
 }
 
 /// When a fallback on another cluster (another provider) is asked.
@@ -396,6 +400,10 @@ pub(crate) fn f64_or_text_opt<'de, D: serde::Deserializer<'de>>(
     f64_or_text(deserializer).map(Some)
 }
 
+fn f64_or_text_default<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+    f64_or_text(deserializer)
+}
+
 fn default_error_rate() -> f64 {
     0.05
 }
@@ -437,6 +445,7 @@ impl Default for FallbackConfig {
             providers: ProvidersConfig::default(),
             switch_on: Default::default(),
             canaries: Vec::new(),
+            backup_share: 0.0,
         }
     }
 }
@@ -626,6 +635,12 @@ impl Config {
         let known = |name: &str| self.models.iter().any(|m| m.name == name);
         switch::validate(f, &known)?;
         canary::validate(f, &known)?;
+        if !(0.0..=0.2).contains(&f.backup_share) {
+            return Err(ConfigError::new(
+                "fallback.backup_share",
+                format!("{} is outside 0..=0.2", f.backup_share),
+            ));
+        }
         for (model, chain) in &f.chains {
             let field = format!("fallback.chains.{model}");
             if !known(model) {

@@ -54,9 +54,12 @@ pub fn plan(
     let upstream = config
         .model(&target)
         .map_or(target.as_str(), ModelConfig::upstream);
+    // An attempt after a rewritten one sends the client's body again with its own length:
+    // header changes (content-length) carry over between the router's attempts.
     let needs_body = target != request.requested
         || upstream != target
-        || request.body_encoding.readable_compressed();
+        || request.body_encoding.readable_compressed()
+        || request.rewritten;
     if !needs_body {
         request.start_attempt();
     }
@@ -126,7 +129,7 @@ fn no_answer_cluster(cx: &Cx<'_>, request: &Request) -> Option<String> {
         scope: Scope::Model,
         wait_hint: crate::classify::WaitHint::Absent,
     };
-    let chain = plan::chain(config, &request.requested, request.task.as_deref());
+    let chain = request.chain(config);
     let mut tried = request.tried.clone();
     tried.push(target.to_owned());
     let admission = |m: &ModelConfig| {
@@ -159,7 +162,7 @@ fn no_answer_cluster(cx: &Cx<'_>, request: &Request) -> Option<String> {
 /// provider that does not serve it.
 fn misrouted(cx: &Cx<'_>, request: &mut Request, planned: &str, actual: &str, out: &mut Effects) {
     let config = cx.config;
-    let chain = plan::chain(config, &request.requested, request.task.as_deref());
+    let chain = request.chain(config);
     let requested = chain.first().copied();
     let usable = |m: &&ModelConfig| {
         config.cluster_of(m) == actual
@@ -232,9 +235,10 @@ pub fn rewrite(cx: &Cx<'_>, request: &mut Request, body: &[u8], decoded: bool) -
     if request.features.is_none() && request.body.is_none() {
         request.features = Some(Features::of_body(body));
     }
-    if decoded && out.is_none() {
+    if (decoded || request.rewritten) && out.is_none() {
         out = Some(body.to_vec());
     }
+    request.rewritten |= out.is_some();
     Some(Rewrite { target, body: out })
 }
 
@@ -605,7 +609,7 @@ pub fn after_failure(
     if request.features.is_none() {
         request.features = request.body.as_deref().map(Features::of_body);
     }
-    let all = plan::chain(config, &request.requested, request.task.as_deref());
+    let all = request.chain(config);
     let in_request = config.fallback.providers.in_request();
     // In `next_request` mode attempts stay on the cluster the request was routed to; in
     // `in_request` mode the whole chain is open, whatever cluster serves each model.

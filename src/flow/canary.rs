@@ -27,6 +27,11 @@ pub fn bucket(key: &[u8]) -> u64 {
     fnv1a(key) % BUCKETS
 }
 
+/// A stable 64-bit hash (FNV-1a) of a key.
+pub fn hash(key: &[u8]) -> u64 {
+    fnv1a(key)
+}
+
 /// A request's conversation without a sticky header: the bytes after its first `"content"`
 /// key (its first message), else the start of the body.
 pub fn conversation(body: &[u8]) -> &[u8] {

@@ -50,6 +50,31 @@ impl Safety {
     }
 }
 
+/// Why another model than the requested one took a request's first attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StandInKind {
+    /// A canary (`fallback.canaries`) took the request's conversation.
+    Canary,
+    /// A share of safe traffic keeps the chain's fallbacks known-good (`fallback.backup_share`).
+    Backup,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StandIn {
+    pub model: String,
+    pub kind: StandInKind,
+}
+
+impl StandIn {
+    /// The header that names it on the final answer.
+    pub fn header(&self) -> &'static str {
+        match self.kind {
+            StandInKind::Canary => "x-llm-canary",
+            StandInKind::Backup => "x-llm-backup",
+        }
+    }
+}
+
 /// What the attempts of one request know about it.
 #[derive(Debug, Clone)]
 pub struct Request {
@@ -73,8 +98,12 @@ pub struct Request {
     pub fallback_reason: Option<ErrorClass>,
     /// Routed to a lower tier by traffic shaping (`at_limit: downgrade`), not by a failure.
     pub downgraded: bool,
-    /// The canary its conversation was routed to first (`fallback.canaries`), if any.
-    pub canary: Option<String>,
+    /// The model that stood in for the requested one on the first attempt (a canary, or a
+    /// fallback kept known-good), if any: its chain starts with it, then the requested model.
+    pub stand_in: Option<StandIn>,
+    /// An attempt's body was rewritten (its content-length changed): every later attempt sends
+    /// its own body and length, even one that asks the requested model.
+    pub rewritten: bool,
     /// Whether the first attempt is the probe of a half-open circuit.
     pub probe: bool,
     /// Read lazily, at most once, when a fallback is chosen.
@@ -109,7 +138,8 @@ impl Request {
             served: None,
             fallback_reason: None,
             downgraded: false,
-            canary: None,
+            stand_in: None,
+            rewritten: false,
             probe: false,
             features: None,
             body: None,
@@ -135,6 +165,22 @@ impl Request {
         config
             .model(&self.next)
             .map_or(self.cluster.as_str(), |m| config.cluster_of(m))
+    }
+
+    /// The request's chain: the stand-in first (if any), then the requested model's chain
+    /// without it, so that a failing stand-in falls back to the model it stood in for.
+    pub fn chain<'a>(
+        &self,
+        config: &'a crate::config::Config,
+    ) -> Vec<&'a crate::config::ModelConfig> {
+        let mut chain = crate::plan::chain(config, &self.requested, self.task.as_deref());
+        if let Some(stand_in) = &self.stand_in {
+            chain.retain(|m| m.name != stand_in.model);
+            if let Some(model) = config.model(&stand_in.model) {
+                chain.insert(0, model);
+            }
+        }
+        chain
     }
 
     /// The model the client is told served (or was asked last).

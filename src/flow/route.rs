@@ -2,6 +2,7 @@
 //! serve it, and what the final answer says about how it was served.
 
 use super::attempt::{self, RETRY_AFTER_MARKER, RETRY_MARKER};
+use super::request::{StandIn, StandInKind};
 use super::{Cx, Effects, Request, Safety};
 use crate::classify::ErrorClass;
 use crate::config::ModelConfig;
@@ -143,19 +144,30 @@ pub fn start(cx: &Cx<'_>, id: &str, ask: Ask<'_>, out: &mut Effects) -> Start {
         );
     }
     let (mut model, mut probe) = (model, probe);
-    let mut canary = None;
+    let mut stand_in = None;
     if !probe && model.name == requested && priority != Priority::Batch {
-        if let Some((index, taken, canary_probe)) = pick_canary(cx, &ask, primary, &mut features) {
+        let canary = pick_canary(cx, &ask, primary, &mut features).map(|(index, taken, p)| {
             out.count(Counter::Canary(index, crate::stats::CanaryEvent::Routed));
+            (taken, p, StandInKind::Canary)
+        });
+        let backup = || {
+            let taken = pick_backup(cx, id, &ask, &chain, &mut features)?;
+            out.count(Counter::Backups(cx.counters.slot(Some(&taken.name))));
+            Some((taken, false, StandInKind::Backup))
+        };
+        if let Some((taken, taken_probe, kind)) = canary.or_else(backup) {
             log::debug!(
-                "request {id}: its conversation goes to the canary {}",
+                "request {id}: {} stands in for {requested} ({kind:?})",
                 taken.name
             );
-            first_clean = (!canary_probe && cx.health.read(&taken.name).is_clean())
+            first_clean = (!taken_probe && cx.health.read(&taken.name).is_clean())
                 .then(|| taken.name.clone());
             model = taken;
-            probe = canary_probe;
-            canary = Some(taken.name.clone());
+            probe = taken_probe;
+            stand_in = Some(StandIn {
+                model: taken.name.clone(),
+                kind,
+            });
         }
     }
     let cluster = model
@@ -166,8 +178,8 @@ pub fn start(cx: &Cx<'_>, id: &str, ask: Ask<'_>, out: &mut Effects) -> Start {
     request.priority = priority;
     request.probe = probe;
     request.features = features;
-    request.body = (chain.len() > 1 || canary.is_some()).then_some(ask.body);
-    request.canary = canary;
+    request.body = (chain.len() > 1 || stand_in.is_some()).then_some(ask.body);
+    request.stand_in = stand_in;
     request.first_clean = first_clean;
     request.safety = ask.safety;
     Start::Route {
@@ -215,6 +227,34 @@ fn pick_canary<'c>(
         Admission::Probe => take_probe_lease(cx, &model.name).then_some((index, model, true)),
         Admission::Cooling { .. } => None,
     }
+}
+
+/// The fallback a safe request is sent to instead of its (healthy) requested model, so that the
+/// chain's fallbacks keep answering and a broken one is seen before the primary fails:
+/// `fallback.backup_share` of safe, normal-priority requests (by a hash of the request id), each
+/// to one of the chain's fallbacks in turn, when it fits and is healthy.
+fn pick_backup<'c>(
+    cx: &Cx<'c>,
+    id: &str,
+    ask: &Ask<'_>,
+    chain: &[&'c ModelConfig],
+    features: &mut Option<Features>,
+) -> Option<&'c ModelConfig> {
+    let share = cx.config.fallback.backup_share;
+    let fallbacks = chain.get(1..).filter(|f| !f.is_empty())?;
+    if share <= 0.0 || ask.safety != Safety::Safe || ask.priority != Priority::Normal {
+        return None;
+    }
+    let hash = super::canary::hash(id.as_bytes());
+    if (hash % 10_000) as f64 >= share * 10_000.0 {
+        return None;
+    }
+    let index = usize::try_from((hash / 10_000) % fallbacks.len() as u64).unwrap_or(0);
+    let model = *fallbacks.get(index)?;
+    let primary = *chain.first()?;
+    let features = features.get_or_insert_with(|| Features::of_body(&ask.body));
+    plan::fits(cx.config, model, primary, ask.priority, Some(features)).ok()?;
+    (cx.admission_of(&model.name) == Admission::Healthy).then_some(model)
 }
 
 /// A batch request whose model is cooling down: refused at once with the time to come back
@@ -308,10 +348,14 @@ pub fn explain(cx: &Cx<'_>, request: &Request, status: u16, out: &mut Effects) {
     if let Some(served) = cx.config.model(model) {
         out.set_header("x-llm-provider", cx.config.cluster_of(served));
     }
-    // A canary stands in for the requested model: a switch is a move away from it.
-    let origin = request.canary.as_deref().unwrap_or(&request.requested);
-    if let Some(canary) = &request.canary {
-        out.set_header("x-llm-canary", canary.as_str());
+    // A stand-in (a canary, a backup) takes the requested model's place: a switch is a move
+    // away from it.
+    let origin = request
+        .stand_in
+        .as_ref()
+        .map_or(request.requested.as_str(), |s| s.model.as_str());
+    if let Some(stand_in) = &request.stand_in {
+        out.set_header(stand_in.header(), stand_in.model.as_str());
     }
     if model != origin {
         out.set_header("x-llm-fallback-from", origin);
@@ -402,7 +446,7 @@ pub fn downgrade(cx: &Cx<'_>, request: &mut Request) -> Option<String> {
     if request.features.is_none() {
         request.features = request.body.as_deref().map(Features::of_body);
     }
-    let chain = plan::chain(config, &request.requested, request.task.as_deref());
+    let chain = request.chain(config);
     let model = chain.into_iter().find(|m| {
         plan::tier_rank(config, m) > floor
             && plan::fits(

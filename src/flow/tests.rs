@@ -899,7 +899,23 @@ fn a_canary_takes_its_share_of_the_base_and_is_halted_when_it_answers_worse() {
         panic!("routed")
     };
     assert_eq!((request.next.as_str(), cluster.as_str()), ("claude", "b"));
-    assert_eq!(request.canary.as_deref(), Some("claude"));
+    let canary = request
+        .stand_in
+        .as_ref()
+        .map(|s| (s.model.as_str(), s.kind));
+    assert_eq!(
+        canary,
+        Some(("claude", crate::flow::request::StandInKind::Canary))
+    );
+    assert_eq!(
+        request
+            .chain(&bed.config)
+            .iter()
+            .map(|m| m.name.as_str())
+            .collect::<Vec<_>>(),
+        ["claude", "gpt-4o", "gpt-4o-mini"],
+        "a failing canary falls back to its base"
+    );
     assert!(
         request.body.is_some(),
         "kept: a failing canary falls back to its base"
@@ -937,6 +953,91 @@ fn a_canary_takes_its_share_of_the_base_and_is_halted_when_it_answers_worse() {
         panic!("routed")
     };
     assert_eq!(request.next, "gpt-4o");
-    assert_eq!(request.canary, None);
+    assert_eq!(request.stand_in, None);
     assert_eq!(out.counted(Counter::Canary(0, Routed)), 0);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn a_share_of_safe_requests_keeps_the_fallbacks_known_good() {
+    let bed = Bed::new(json!({"fallback": {
+        "default_cluster": "a", "chains": {"gpt-4o": ["gpt-4o-mini", "claude"]},
+        "backup_share": 0.2}}));
+    let mut by_model = std::collections::BTreeMap::new();
+    for i in 0..2000 {
+        let mut out = Effects::default();
+        let ask = Ask {
+            model: "gpt-4o",
+            task: None,
+            priority: Priority::Normal,
+            body: chat("gpt-4o", None),
+            safety: Safety::Safe,
+            conversation: None,
+        };
+        let Start::Route { request, .. } =
+            route::start(&bed.cx(), &format!("id-{i}"), ask, &mut out)
+        else {
+            panic!("routed")
+        };
+        if let Some(stand_in) = &request.stand_in {
+            assert_eq!(stand_in.kind, crate::flow::request::StandInKind::Backup);
+            assert_eq!(
+                request.chain(&bed.config)[1].name,
+                "gpt-4o",
+                "then the primary"
+            );
+        }
+        *by_model.entry(request.next.clone()).or_insert(0) += 1;
+    }
+    // 20 % to the fallbacks, split between both.
+    let (mini, claude) = (by_model["gpt-4o-mini"], by_model["claude"]);
+    assert!((320..480).contains(&(mini + claude)), "{by_model:?}");
+    assert!(mini > 120 && claude > 120, "{by_model:?}");
+    // Unsafe requests never serve as backup traffic.
+    let ask = Ask {
+        model: "gpt-4o",
+        task: None,
+        priority: Priority::Normal,
+        body: chat("gpt-4o", None),
+        safety: Safety::Unsafe {
+            proven_rejection: false,
+        },
+        conversation: None,
+    };
+    let unsafe_backups = (0..200)
+        .filter(|i| {
+            let mut out = Effects::default();
+            let ask = Ask {
+                body: ask.body.clone(),
+                ..ask
+            };
+            matches!(route::start(&bed.cx(), &format!("u-{i}"), ask, &mut out),
+                     Start::Route { request, .. } if request.stand_in.is_some())
+        })
+        .count();
+    assert_eq!(unsafe_backups, 0);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn an_attempt_back_on_the_requested_model_after_a_rewritten_one_sends_its_own_body() {
+    let bed = Bed::new(json!({"fallback": {
+        "default_cluster": "a", "chains": {"gpt-4o": ["gpt-4o-mini"]},
+        "canaries": [{"model": "gpt-4o-mini", "of": "gpt-4o", "share": 1.0}]}}));
+    let (start, _) = bed.route("gpt-4o", Safety::Safe, Priority::Normal);
+    let Start::Route { mut request, .. } = start else {
+        panic!("routed")
+    };
+    let cx = bed.cx();
+    let body = chat("gpt-4o", None);
+    let mut out = Effects::default();
+    let first = attempt::plan(&cx, &mut request, &|| None, &mut out);
+    assert!(first.needs_body);
+    let rewrite = attempt::rewrite(&cx, &mut request, &body, false).unwrap();
+    assert!(rewrite.body.is_some(), "the canary's name written in");
+    // The canary failed; the base is asked: the router replays the client's bytes, but the
+    // canary's content-length would carry over, so the body is set again with its own.
+    request.next = "gpt-4o".into();
+    let second = attempt::plan(&cx, &mut request, &|| None, &mut out);
+    assert!(second.needs_body);
+    let rewrite = attempt::rewrite(&cx, &mut request, &body, false).unwrap();
+    assert_eq!(rewrite.body.as_deref(), Some(body.as_slice()));
 }

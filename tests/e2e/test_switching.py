@@ -183,3 +183,44 @@ def test_a_canary_takes_its_share_sticky_per_conversation_and_halts_when_it_degr
         assert "x-llm-canary" not in after.headers
     finally:
         envoy.stop()
+
+
+def test_a_share_of_safe_traffic_keeps_the_fallbacks_known_good(workdir, mock):
+    envoy = Envoy(workdir, mock.port, edit=lambda t: t.replace(
+        "                      switch_on:\n", "                      backup_share: 0.1\n                      switch_on:\n", 1))
+    try:
+        session = requests.Session()
+        backups = []
+        for i in range(1000):
+            r = session.post(envoy.url + "/v1/chat/completions", data=chat_body("gpt-4o"), timeout=30,
+                             headers={"content-type": "application/json"})
+            assert r.status_code == 200
+            if "x-llm-backup" in r.headers:
+                assert r.headers["x-llm-model"] == r.headers["x-llm-backup"]
+                assert "x-llm-fallback-from" not in r.headers
+                backups.append(r.headers["x-llm-backup"])
+        # About 10 %, spread over the chain's three fallbacks.
+        assert 60 <= len(backups) <= 140, len(backups)
+        assert set(backups) == {"llama-3.1-8b", "gpt-4o-mini", "claude-sonnet-4-5"}, set(backups)
+        for model in set(backups):
+            wait_for(lambda: envoy.metric("llm_fallback_backups", model=model) == backups.count(model), 5,
+                     f"backups to {model} counted")
+        # A request declared unsafe is never backup traffic.
+        unsafe = [session.post(envoy.url + "/v1/chat/completions", data=chat_body("gpt-4o"), timeout=30,
+                               headers={"content-type": "application/json", "x-llm-retry-safe": "unsafe"})
+                  for _ in range(100)]
+        assert not any("x-llm-backup" in r.headers for r in unsafe)
+        # A broken fallback is seen while the primary is fine: its backup requests fail over to
+        # the primary (the client still gets its answer) and its circuit opens.
+        mock.script("llama-3.1-8b", default={"status": 529})
+        for _ in range(400):
+            r = session.post(envoy.url + "/v1/chat/completions", data=chat_body("gpt-4o"), timeout=30,
+                             headers={"content-type": "application/json"})
+            assert r.status_code == 200
+            if envoy.status()["models"]["llama-3.1-8b"]["state"] == "cooling_down":
+                break
+        models = envoy.status()["models"]
+        assert models["llama-3.1-8b"]["state"] == "cooling_down"
+        assert models["gpt-4o"]["state"] == "healthy"
+    finally:
+        envoy.stop()
