@@ -241,10 +241,10 @@ fn pick_backup<'c>(
     features: &mut Option<Features>,
 ) -> Option<&'c ModelConfig> {
     let share = cx.config.fallback.backup_share;
-    let fallbacks = chain.get(1..).filter(|f| !f.is_empty())?;
     if share <= 0.0 || ask.safety != Safety::Safe || ask.priority != Priority::Normal {
         return None;
     }
+    let fallbacks = chain.get(1..).filter(|f| !f.is_empty())?;
     let hash = super::canary::hash(id.as_bytes());
     if (hash % 10_000) as f64 >= share * 10_000.0 {
         return None;
