@@ -222,16 +222,19 @@ pub enum Condition {
     ModelUnavailable,
     /// The probe of a half-open circuit failed.
     ProbeFailed,
+    /// The P95 answer time above its threshold for its time (or a probe still too slow).
+    Latency,
 }
 
 impl Condition {
-    pub const ALL: [Condition; 6] = [
+    pub const ALL: [Condition; 7] = [
         Condition::ConsecutiveFailures,
         Condition::ErrorRate,
         Condition::LongWait,
         Condition::QuotaExhausted,
         Condition::ModelUnavailable,
         Condition::ProbeFailed,
+        Condition::Latency,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -242,6 +245,7 @@ impl Condition {
             Condition::QuotaExhausted => "quota_exhausted",
             Condition::ModelUnavailable => "model_unavailable",
             Condition::ProbeFailed => "probe_failed",
+            Condition::Latency => "latency",
         }
     }
 

@@ -22,6 +22,83 @@ pub struct SwitchOn {
     /// The share of overload and timeout answers over a window that opens the circuit.
     #[serde(default)]
     pub error_rate: Option<ErrorRateOn>,
+    /// Answer time against a baseline.
+    #[serde(default)]
+    pub latency: Option<LatencyOn>,
+}
+
+/// "P95 above `over` x `baseline_ms` for `for_ms`": the answer time is the time to the answer's
+/// head, about the time to first token of a stream and the whole time of a JSON answer.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LatencyOn {
+    /// The model's usual P95 answer time.
+    pub baseline_ms: u64,
+    #[serde(default = "default_over", deserialize_with = "f64_or_text")]
+    pub over: f64,
+    #[serde(default = "default_for_ms")]
+    pub for_ms: u64,
+    /// The window the P95 is taken over (all workers' answers, in shared data).
+    #[serde(default = "default_latency_window_ms")]
+    pub window_ms: u64,
+    #[serde(default = "default_min_samples")]
+    pub min_samples: u32,
+    /// A probe after the cooldown closes the circuit only when its own answer time is below
+    /// `release` x `baseline_ms` (hysteresis: a model still slow stays out).
+    #[serde(default = "default_release", deserialize_with = "f64_or_text")]
+    pub release: f64,
+}
+
+fn default_over() -> f64 {
+    2.0
+}
+fn default_for_ms() -> u64 {
+    300_000
+}
+fn default_latency_window_ms() -> u64 {
+    60_000
+}
+fn default_min_samples() -> u32 {
+    20
+}
+fn default_release() -> f64 {
+    1.5
+}
+
+/// A latency condition in force.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LatencyRule {
+    pub baseline_ms: u64,
+    pub over: f64,
+    pub for_ms: u64,
+    pub window_ms: u64,
+    pub min_samples: u32,
+    pub release: f64,
+}
+
+impl LatencyRule {
+    /// The P95 above which the model is slow.
+    pub fn threshold_ms(&self) -> u64 {
+        (self.baseline_ms as f64 * self.over).round() as u64
+    }
+
+    /// The answer time under which a probe counts as recovered.
+    pub fn release_ms(&self) -> u64 {
+        (self.baseline_ms as f64 * self.release).round() as u64
+    }
+}
+
+impl From<&LatencyOn> for LatencyRule {
+    fn from(on: &LatencyOn) -> Self {
+        Self {
+            baseline_ms: on.baseline_ms,
+            over: on.over,
+            for_ms: on.for_ms,
+            window_ms: on.window_ms,
+            min_samples: on.min_samples,
+            release: on.release,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -92,6 +169,7 @@ pub struct SwitchRule {
     pub min_requests: u32,
     /// What counts as an error in the rate.
     pub rate_classes: RateClasses,
+    pub latency: Option<LatencyRule>,
 }
 
 impl SwitchRule {
@@ -104,6 +182,7 @@ impl SwitchRule {
             window_ms: f.window_ms,
             min_requests: f.min_requests,
             rate_classes: RateClasses::DEFAULT,
+            latency: None,
         }
     }
 
@@ -121,6 +200,7 @@ impl SwitchRule {
             rate_classes: rate
                 .and_then(|r| r.classes.as_deref())
                 .map_or(self.rate_classes, RateClasses::of),
+            latency: on.latency.as_ref().map(LatencyRule::from).or(self.latency),
         }
     }
 }
@@ -158,6 +238,21 @@ pub(super) fn validate(
                 field(".wait_over_ms"),
                 "is above fallback.max_stated_wait_ms",
             ));
+        }
+        if let Some(l) = &on.latency {
+            let ok = l.baseline_ms > 0
+                && l.over > 1.0
+                && l.release >= 1.0
+                && l.release <= l.over
+                && l.window_ms >= 2
+                && l.min_samples > 0;
+            if !ok {
+                return Err(ConfigError::new(
+                    field(".latency"),
+                    "baseline_ms > 0, over > 1, 1 <= release <= over, window_ms >= 2, \
+                     min_samples > 0",
+                ));
+            }
         }
         if let Some(rate) = &on.error_rate {
             if !(rate.over > 0.0 && rate.over <= 1.0) {

@@ -347,6 +347,50 @@ fn canary_answer(cx: &Cx<'_>, model: &str, is_error: bool, out: &mut Effects) {
     );
 }
 
+/// What a success's answer time says of its model under its latency condition: `Some(ms)` (the
+/// P95, or the probe's own time) when its circuit must open, because the P95 has been above the
+/// threshold for its time, or because this answer probed the half-open circuit and is still
+/// slower than the release bound (hysteresis: a model still slow stays out).
+pub fn latency_reading(
+    rule: &crate::config::switch::LatencyRule,
+    record: &mut crate::flow::latency::LatencyRecord,
+    now_ms: u64,
+    time_ms: u64,
+    probe: bool,
+) -> Option<u64> {
+    match record.record(rule, now_ms, time_ms) {
+        crate::flow::latency::Reading::Slow { p95_ms } => Some(p95_ms),
+        crate::flow::latency::Reading::Quiet => {
+            (probe && time_ms > rule.release_ms()).then_some(time_ms)
+        }
+    }
+}
+
+/// Opens `model`'s circuit for its answer time (a cooldown like an error-rate open, the reason
+/// `timeout`).
+pub fn open_for_latency(cx: &Cx<'_>, seed: &str, model: &str, slow_ms: u64, out: &mut Effects) {
+    let now = cx.now();
+    let jitter = jitter(seed, now);
+    let (h, _) = cx.health.update(model, &mut |h| {
+        h.open_for_error_rate(now, &cx.config.fallback, jitter);
+        h.reason = Some(ErrorClass::Timeout);
+        true
+    });
+    let slot = cx.counters.slot(Some(model));
+    out.count(Counter::CooldownsOpened(slot, ErrorClass::Timeout));
+    out.count(Counter::SwitchConditions(slot, Condition::Latency));
+    let threshold = cx
+        .config
+        .switch_rule(model)
+        .latency
+        .map_or(0, |l| l.threshold_ms());
+    log::warn!(
+        "{model}: answer time {slow_ms} ms (P95, or a probe's) above {threshold} ms: cooling down \
+         for {} ms (switch condition: latency)",
+        h.cooldown_until_ms.saturating_sub(now)
+    );
+}
+
 /// Opens `model`'s circuit for its error rate; returns the new deadline.
 fn open_for_error_rate(cx: &Cx<'_>, seed: &str, model: &str) -> u64 {
     let now = cx.now();

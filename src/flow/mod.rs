@@ -15,6 +15,7 @@ pub mod answer;
 pub mod attempt;
 pub mod canary;
 pub mod effect;
+pub mod latency;
 pub mod request;
 pub mod route;
 

@@ -51,6 +51,17 @@ impl HttpContext for StatusContext {
             if let Some(serde_json::Value::Object(models)) = doc.get_mut("models") {
                 for (name, model) in models.iter_mut() {
                     let rule = plugin.config.switch_rule(name);
+                    // The latency condition's state: the P95 now, from the shared record.
+                    let latency = rule.latency.map(|l| {
+                        let record = host::shared_data(&crate::flow::latency::key(name))
+                            .and_then(|(bytes, _)| bytes);
+                        let record = crate::flow::latency::LatencyRecord::decode(record.as_deref());
+                        serde_json::json!({
+                            "baseline_ms": l.baseline_ms, "threshold_ms": l.threshold_ms(),
+                            "release_ms": l.release_ms(), "for_ms": l.for_ms,
+                            "window_ms": l.window_ms, "p95_ms": record.p95_ms(&l),
+                        })
+                    });
                     if let Some(model) = model.as_object_mut() {
                         model.insert(
                             "switch_on".into(),
@@ -60,6 +71,7 @@ impl HttpContext for StatusContext {
                                 "error_rate": {"over": rule.error_rate, "window_ms": rule.window_ms,
                                                "min_requests": rule.min_requests,
                                                "classes": rule.rate_classes.names()},
+                                "latency": latency,
                             }),
                         );
                     }

@@ -82,6 +82,8 @@ pub struct UpstreamContext {
     complete: bool,
     /// A 200 stream's first event was timed.
     first_event_seen: bool,
+    /// When this attempt started, for a model with a latency condition.
+    started_ms: Option<u64>,
 }
 
 impl UpstreamContext {
@@ -99,6 +101,7 @@ impl UpstreamContext {
             answered: false,
             complete: false,
             first_event_seen: false,
+            started_ms: None,
         }
     }
 
@@ -180,9 +183,36 @@ impl UpstreamContext {
         let plugin = Rc::clone(&self.plugin);
         let clock = HostClock::default();
         let cx = plugin.cx(&clock);
+        let probe = self
+            .id
+            .as_deref()
+            .and_then(|id| requests::with(id, |r| r.probe));
         let mut out = Effects::default();
         self.judged(&cx, &Verdict::ok(), Seen::Answer, &mut out);
+        self.timed_answer(&cx, probe.unwrap_or(false), &mut out);
         apply(&plugin, MapType::HttpResponseHeaders, out);
+    }
+
+    /// A success of a model with a latency condition: its answer time goes into the model's
+    /// shared record, and its circuit opens when the condition holds.
+    fn timed_answer(&mut self, cx: &Cx<'_>, probe: bool, out: &mut Effects) {
+        let (Some(started), Some(model)) = (self.started_ms.take(), self.model.as_deref()) else {
+            return;
+        };
+        let Some(rule) = cx.config.switch_rule(model).latency else {
+            return;
+        };
+        let now = host::now_unix_ms();
+        let time = now.saturating_sub(started);
+        let mut slow = None;
+        host::cas_update(&crate::flow::latency::key(model), |current| {
+            let mut record = crate::flow::latency::LatencyRecord::decode(current);
+            slow = attempt::latency_reading(&rule, &mut record, now, time, probe);
+            Some(record.encode())
+        });
+        if let Some(ms) = slow {
+            attempt::open_for_latency(cx, self.seed(), model, ms, out);
+        }
     }
 
     /// A whole error answer (or as much as the cap allows): judged, then what follows.
@@ -540,6 +570,14 @@ impl HttpContext for UpstreamContext {
             })
         });
         apply(&plugin, headers, out);
+        // A model with a latency condition: its answer time is measured from here.
+        let timed = !config.fallback.switch_on.is_empty()
+            && planned
+                .as_ref()
+                .is_some_and(|(_, p)| config.switch_rule(&p.target).latency.is_some());
+        if timed {
+            self.started_ms = Some(host::now_unix_ms());
+        }
         if planned.as_ref().is_some_and(|(_, p)| p.strip_credentials) {
             // Another provider than the last attempt's: its key goes (this cluster's
             // credential injector, after this filter, adds this provider's own).

@@ -67,7 +67,8 @@ def test_an_error_rate_rule_waits_for_its_minimum_volume(fresh, mock):
     rule = envoy.status()["models"]["llama-3.1-8b"]["switch_on"]
     assert rule == {"consecutive_failures": 100, "wait_over_ms": 30000,
                     "error_rate": {"over": 0.25, "window_ms": 60000, "min_requests": 8,
-                                   "classes": ["overloaded", "timeout"]}}
+                                   "classes": ["overloaded", "timeout"]},
+                    "latency": None}
 
 
 def test_an_error_rate_rule_opens_above_its_threshold_and_not_at_it(fresh, mock):
@@ -222,5 +223,48 @@ def test_a_share_of_safe_traffic_keeps_the_fallbacks_known_good(workdir, mock):
         models = envoy.status()["models"]
         assert models["llama-3.1-8b"]["state"] == "cooling_down"
         assert models["gpt-4o"]["state"] == "healthy"
+    finally:
+        envoy.stop()
+
+
+def test_a_model_slower_than_its_baseline_is_switched_away_held_out_and_let_back_when_fast(workdir, mock):
+    edit = lambda t: switch_on(  # noqa: E731
+        "{general: {latency: {baseline_ms: 200, over: 2, for_ms: 1500, window_ms: 4000, min_samples: 4,"
+        " release: 1.5}}}")(t).replace("base_cooldown_ms: 10000", "base_cooldown_ms: 2000", 1)
+    envoy = Envoy(workdir, mock.port, edit=edit)
+    try:
+        def served() -> requests.Response:
+            r = ask(envoy, "gpt-4o-mini")
+            assert r.status_code == 200
+            return r
+
+        mock.script("gpt-4o-mini", default={"delay_ms": 30})
+        assert {served().headers["x-llm-model"] for _ in range(8)} == {"gpt-4o-mini"}
+        # Slow answers (700 ms, over 2 x 200 ms): switched away once the P95 has stayed above
+        # 400 ms for 1.5 s, not at the first slow answer.
+        mock.script("gpt-4o-mini", default={"delay_ms": 700})
+        first_slow = served()
+        assert first_slow.headers["x-llm-model"] == "gpt-4o-mini"
+        models = [served().headers["x-llm-model"] for _ in range(6)]
+        assert "llama-3.1-8b" in models, models
+        assert state(envoy, "gpt-4o-mini") == "cooling_down"
+        wait_for(lambda: envoy.metric("llm_fallback_switch_conditions", model="gpt-4o-mini", condition="latency") == 1,
+                 5, "the condition counted")
+        assert served().headers["x-llm-fallback-from"] == "gpt-4o-mini"
+        latency = envoy.status()["models"]["gpt-4o-mini"]["switch_on"]["latency"]
+        assert latency["threshold_ms"] == 400 and latency["release_ms"] == 300
+        # Still slow when its cooldown ends: the probe is slower than the release bound (300 ms),
+        # so the model stays out (hysteresis).
+        wait_for(lambda: state(envoy, "gpt-4o-mini") != "cooling_down", 10, "cooldown over")
+        served()
+        wait_for(lambda: envoy.metric("llm_fallback_switch_conditions", model="gpt-4o-mini", condition="latency") == 2,
+                 5, "the slow probe re-opened it")
+        assert served().headers["x-llm-model"] == "llama-3.1-8b"
+        # Fast again: the next probe closes the circuit and the model is back.
+        mock.script("gpt-4o-mini", default={"delay_ms": 30})
+        wait_for(lambda: state(envoy, "gpt-4o-mini") != "cooling_down", 15, "second cooldown over")
+        served()
+        assert served().headers["x-llm-model"] == "gpt-4o-mini"
+        assert state(envoy, "gpt-4o-mini") == "healthy"
     finally:
         envoy.stop()
