@@ -23,6 +23,10 @@ pub struct Meter {
     gauges: Vec<[Option<u32>; 3]>,
     /// Per budget: the window whose first refusal this worker logged.
     logged: RefCell<Vec<u64>>,
+    /// Per configured model: 1 while its circuit is open (cooling down or being probed).
+    circuit_open: Vec<(String, Option<u32>)>,
+    /// Per model with a latency condition: its P95 answer time now (0: too few answers).
+    latency_p95: Vec<(String, Option<u32>)>,
 }
 
 impl Meter {
@@ -69,12 +73,31 @@ impl Meter {
             })
             .collect();
         let logged = RefCell::new(vec![0; budgets.len()]);
+        let gauge = |family: &str, model: &str| {
+            define(
+                MetricType::Gauge,
+                format!("llm_fallback.{family};model={model}"),
+            )
+        };
+        let circuit_open = config
+            .models
+            .iter()
+            .map(|m| (m.name.clone(), gauge("circuit_open", &m.name)))
+            .collect();
+        let latency_p95 = config
+            .models
+            .iter()
+            .filter(|m| config.switch_rule(&m.name).latency.is_some())
+            .map(|m| (m.name.clone(), gauge("latency_p95_ms", &m.name)))
+            .collect();
         Self {
             budgets,
             latency,
             token_usage,
             gauges,
             logged,
+            circuit_open,
+            latency_p95,
         }
     }
 }
@@ -293,6 +316,31 @@ pub fn publish(plugin: &Plugin, now_ms: u64) {
             if let Some(id) = id {
                 let _ = raw::record_metric(*id, value);
             }
+        }
+    }
+}
+
+/// Sets each model's switch-condition gauges from shared data: whether its circuit is open,
+/// and the P95 its latency condition reads.
+pub fn publish_conditions(plugin: &Plugin, now_ms: u64) {
+    for (model, id) in &plugin.meter.circuit_open {
+        let open = super::shared_health::read(model).admission(now_ms)
+            != crate::health::Admission::Healthy;
+        if let Some(id) = id {
+            let _ = raw::record_metric(*id, u64::from(open));
+        }
+    }
+    for (model, id) in &plugin.meter.latency_p95 {
+        let Some(rule) = plugin.config.switch_rule(model).latency else {
+            continue;
+        };
+        let bytes = host::shared_data(&crate::flow::latency::key(model)).and_then(|(b, _)| b);
+        let p95 = crate::flow::latency::LatencyRecord::decode(bytes.as_deref())
+            .p95_ms(&rule)
+            .filter(|p| *p != u64::MAX)
+            .unwrap_or(0);
+        if let Some(id) = id {
+            let _ = raw::record_metric(*id, p95);
         }
     }
 }

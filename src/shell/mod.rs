@@ -207,6 +207,7 @@ impl RootContext for Root {
                 plugin.metrics.flush();
                 if plugin.role == Role::Client {
                     meter::publish(plugin, now);
+                    meter::publish_conditions(plugin, now);
                 }
             }
         }

@@ -253,6 +253,8 @@ def test_a_model_slower_than_its_baseline_is_switched_away_held_out_and_let_back
         assert served().headers["x-llm-fallback-from"] == "gpt-4o-mini"
         latency = envoy.status()["models"]["gpt-4o-mini"]["switch_on"]["latency"]
         assert latency["threshold_ms"] == 400 and latency["release_ms"] == 300
+        wait_for(lambda: envoy.metric("llm_fallback_circuit_open", model="gpt-4o-mini") == 1, 5, "gauge")
+        assert envoy.metric("llm_fallback_circuit_open", model="gpt-4o") == 0
         # Still slow when its cooldown ends: the probe is slower than the release bound (300 ms),
         # so the model stays out (hysteresis).
         wait_for(lambda: state(envoy, "gpt-4o-mini") != "cooling_down", 10, "cooldown over")
@@ -266,5 +268,7 @@ def test_a_model_slower_than_its_baseline_is_switched_away_held_out_and_let_back
         served()
         assert served().headers["x-llm-model"] == "gpt-4o-mini"
         assert state(envoy, "gpt-4o-mini") == "healthy"
+        wait_for(lambda: envoy.metric("llm_fallback_circuit_open", model="gpt-4o-mini") == 0, 5, "gauge")
+        assert envoy.metric("llm_fallback_latency_p95_ms", model="gpt-4o-mini") is not None
     finally:
         envoy.stop()
