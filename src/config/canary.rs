@@ -23,13 +23,18 @@ pub struct CanaryConfig {
 }
 
 /// When a canary is halted: its error rate (overload, timeout) above the base model's by
-/// `error_rate_margin` over `window_ms`, once it answered `min_requests` times there. A halted
-/// canary takes nothing for `cooldown_ms`, then one request probes it.
+/// `error_rate_margin`, or its P95 answer time above `latency_margin` x the base's, over
+/// `window_ms`, once it answered `min_requests` times there (and, for latency, the base too). A
+/// halted canary takes nothing for `cooldown_ms`, then one request probes it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HaltConfig {
     #[serde(default = "default_margin", deserialize_with = "f64_or_text")]
     pub error_rate_margin: f64,
+    /// A multiple of the base's P95 answer time (time to the answer's head); `null` turns the
+    /// latency comparison off (and the timing of the canary's and the base's attempts with it).
+    #[serde(default = "default_latency_margin")]
+    pub latency_margin: Option<f64>,
     #[serde(default = "default_min_requests")]
     pub min_requests: u32,
     #[serde(default = "default_window_ms")]
@@ -42,6 +47,7 @@ impl Default for HaltConfig {
     fn default() -> Self {
         Self {
             error_rate_margin: default_margin(),
+            latency_margin: default_latency_margin(),
             min_requests: default_min_requests(),
             window_ms: default_window_ms(),
             cooldown_ms: default_cooldown_ms(),
@@ -51,6 +57,9 @@ impl Default for HaltConfig {
 
 fn default_margin() -> f64 {
     0.05
+}
+fn default_latency_margin() -> Option<f64> {
+    Some(2.0)
 }
 fn default_min_requests() -> u32 {
     20
@@ -113,12 +122,16 @@ pub(super) fn validate(
         }
         let halt = &c.halt;
         if !(halt.error_rate_margin >= 0.0 && halt.error_rate_margin < 1.0)
+            || halt
+                .latency_margin
+                .is_some_and(|m| !(1.0..=100.0).contains(&m))
             || halt.min_requests == 0
             || halt.window_ms == 0
         {
             return Err(ConfigError::new(
                 field("halt"),
-                "error_rate_margin in [0, 1), min_requests and window_ms above 0",
+                "error_rate_margin in [0, 1), latency_margin in [1, 100], min_requests and \
+                 window_ms above 0",
             ));
         }
     }

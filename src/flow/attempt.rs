@@ -312,14 +312,24 @@ fn error_rate_crossed(cx: &Cx<'_>, model: &str, is_error: bool) -> bool {
         .is_some_and(|w| w.record(cx.clock.coarse_ms(), is_error, &rule))
 }
 
+/// The canary entry `model` plays a part in: its index, itself, and whether `model` is the
+/// canary (else its base).
+fn canary_part<'c>(
+    config: &'c crate::config::Config,
+    model: &str,
+) -> Option<(usize, &'c crate::config::canary::CanaryConfig, bool)> {
+    match (config.canary_entry(model), config.canary_of(model)) {
+        (Some((i, c)), _) => Some((i, c, true)),
+        (None, Some((i, c))) => Some((i, c, false)),
+        (None, None) => None,
+    }
+}
+
 /// Tallies an answer of a canary or of a canary's base model; halts the canary (opens its
 /// circuit for the halt's cooldown) when it answers worse than its base by the margin.
 fn canary_answer(cx: &Cx<'_>, model: &str, is_error: bool, out: &mut Effects) {
-    let config = cx.config;
-    let (index, canary, of_canary) = match (config.canary_entry(model), config.canary_of(model)) {
-        (Some((i, c)), _) => (i, c, true),
-        (None, Some((i, c))) => (i, c, false),
-        (None, None) => return,
+    let Some((index, canary, of_canary)) = canary_part(cx.config, model) else {
+        return;
     };
     let halt = {
         let Ok(mut windows) = cx.canaries.try_borrow_mut() else {
@@ -330,19 +340,67 @@ fn canary_answer(cx: &Cx<'_>, model: &str, is_error: bool, out: &mut Effects) {
         };
         window.record(&canary.halt, cx.clock.coarse_ms(), of_canary, is_error)
     };
-    let Some(halt) = halt else { return };
+    if let Some(halt) = halt {
+        halt_canary(cx, index, canary, halt, out);
+    }
+}
+
+/// Whether answers of `model` are timed for a canary's latency comparison.
+pub fn canary_times(config: &crate::config::Config, model: &str) -> bool {
+    canary_part(config, model).is_some_and(|(_, c, _)| c.halt.latency_margin.is_some())
+}
+
+/// Counts a success's answer time of a canary or of its base; halts the canary when its P95 is
+/// worse than the base's by the latency margin.
+pub fn canary_time(cx: &Cx<'_>, model: &str, time_ms: u64, out: &mut Effects) {
+    let Some((index, canary, of_canary)) = canary_part(cx.config, model) else {
+        return;
+    };
+    let halt = {
+        let Ok(mut windows) = cx.canaries.try_borrow_mut() else {
+            return;
+        };
+        let Some(window) = windows.get_mut(index) else {
+            return;
+        };
+        window.record_time(&canary.halt, cx.clock.coarse_ms(), of_canary, time_ms)
+    };
+    if let Some(halt) = halt {
+        halt_canary(cx, index, canary, halt, out);
+    }
+}
+
+fn halt_canary(
+    cx: &Cx<'_>,
+    index: usize,
+    canary: &crate::config::canary::CanaryConfig,
+    halt: crate::flow::canary::Halt,
+    out: &mut Effects,
+) {
     let until = cx.now().saturating_add(canary.halt.cooldown_ms);
     cx.health.update(&canary.model, &mut |h| {
         h.hold_out(until, ErrorClass::Overloaded);
         true
     });
     out.count(Counter::Canary(index, CanaryEvent::Halted));
+    let why = match halt {
+        crate::flow::canary::Halt::ErrorRate {
+            canary_rate,
+            base_rate,
+        } => format!(
+            "error rate {:.1} % against {:.1} %",
+            canary_rate * 100.0,
+            base_rate * 100.0
+        ),
+        crate::flow::canary::Halt::Latency {
+            canary_p95_ms,
+            base_p95_ms,
+        } => format!("P95 answer time {canary_p95_ms} ms against {base_p95_ms} ms"),
+    };
     log::warn!(
-        "canary {} halted for {} ms: error rate {:.1} % against {:.1} % on {}",
+        "canary {} halted for {} ms: {why} on {}",
         canary.model,
         canary.halt.cooldown_ms,
-        halt.canary_rate * 100.0,
-        halt.base_rate * 100.0,
         canary.of
     );
 }

@@ -62,19 +62,64 @@ impl Tally {
     }
 }
 
+/// Answer times in the buckets of [`super::latency::BUCKETS_MS`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Times([u32; 16]);
+
+impl Times {
+    fn add(&mut self, ms: u64) {
+        let bounds = super::latency::BUCKETS_MS;
+        let i = bounds
+            .iter()
+            .position(|b| ms <= *b)
+            .unwrap_or(bounds.len() - 1);
+        if let Some(n) = self.0.get_mut(i) {
+            *n = n.saturating_add(1);
+        }
+    }
+
+    fn count(&self) -> u64 {
+        self.0.iter().map(|n| u64::from(*n)).sum()
+    }
+
+    /// The bound of the bucket holding the 95th percentile.
+    fn p95_ms(&self) -> Option<u64> {
+        let total = self.count();
+        let rank = (total * 95).div_ceil(100).max(1);
+        let mut seen = 0;
+        let bounds = super::latency::BUCKETS_MS;
+        (total > 0)
+            .then(|| {
+                bounds.iter().zip(self.0).find_map(|(bound, n)| {
+                    seen += u64::from(n);
+                    (seen >= rank).then_some(*bound)
+                })
+            })
+            .flatten()
+    }
+}
+
 /// One worker's answers of a canary and of its base model in the current window.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CanaryWindow {
     start_ms: u64,
     canary: Tally,
     base: Tally,
+    canary_times: Times,
+    base_times: Times,
 }
 
-/// The rates that halted a canary.
+/// What halted a canary.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Halt {
-    pub canary_rate: f64,
-    pub base_rate: f64,
+pub enum Halt {
+    ErrorRate {
+        canary_rate: f64,
+        base_rate: f64,
+    },
+    Latency {
+        canary_p95_ms: u64,
+        base_p95_ms: u64,
+    },
 }
 
 impl CanaryWindow {
@@ -87,12 +132,7 @@ impl CanaryWindow {
         of_canary: bool,
         is_error: bool,
     ) -> Option<Halt> {
-        if now_ms.saturating_sub(self.start_ms) >= halt.window_ms {
-            *self = Self {
-                start_ms: now_ms,
-                ..Self::default()
-            };
-        }
+        self.roll(halt, now_ms);
         if of_canary {
             self.canary.add(is_error);
         } else {
@@ -106,9 +146,52 @@ impl CanaryWindow {
                 start_ms: now_ms,
                 ..Self::default()
             };
-            return Some(Halt {
+            return Some(Halt::ErrorRate {
                 canary_rate,
                 base_rate,
+            });
+        }
+        None
+    }
+
+    fn roll(&mut self, halt: &HaltConfig, now_ms: u64) {
+        if now_ms.saturating_sub(self.start_ms) >= halt.window_ms {
+            *self = Self {
+                start_ms: now_ms,
+                ..Self::default()
+            };
+        }
+    }
+
+    /// Counts an answer time (to the answer's head) of the canary or of its base; `Some` when
+    /// the canary's P95 is above `latency_margin` x the base's, both with `min_requests` times.
+    pub fn record_time(
+        &mut self,
+        halt: &HaltConfig,
+        now_ms: u64,
+        of_canary: bool,
+        time_ms: u64,
+    ) -> Option<Halt> {
+        let margin = halt.latency_margin?;
+        self.roll(halt, now_ms);
+        if of_canary {
+            self.canary_times.add(time_ms);
+        } else {
+            self.base_times.add(time_ms);
+        }
+        let min = u64::from(halt.min_requests);
+        if self.canary_times.count() < min || self.base_times.count() < min {
+            return None;
+        }
+        let (canary, base) = (self.canary_times.p95_ms()?, self.base_times.p95_ms()?);
+        if canary as f64 > base as f64 * margin {
+            *self = Self {
+                start_ms: now_ms,
+                ..Self::default()
+            };
+            return Some(Halt::Latency {
+                canary_p95_ms: canary,
+                base_p95_ms: base,
             });
         }
         None
@@ -167,8 +250,33 @@ mod tests {
         for i in 0..10 {
             halted = halted.or(w.record(&c.halt, 200 + i, true, true));
         }
-        let halt = halted.expect("halted");
-        assert!(halt.canary_rate > halt.base_rate + 0.05);
+        let Some(Halt::ErrorRate {
+            canary_rate,
+            base_rate,
+        }) = halted
+        else {
+            panic!("halted on its error rate")
+        };
+        assert!(canary_rate > base_rate + 0.05);
+        // Slower than twice the base: halted on latency, once both have their volume.
+        let mut w = CanaryWindow::default();
+        for i in 0..10 {
+            assert_eq!(w.record_time(&c.halt, i, false, 180), None);
+        }
+        for i in 0..9 {
+            assert_eq!(w.record_time(&c.halt, 10 + i, true, 900), None);
+        }
+        assert_eq!(
+            w.record_time(&c.halt, 20, true, 900),
+            Some(Halt::Latency {
+                canary_p95_ms: 1000,
+                base_p95_ms: 200
+            })
+        );
+        let mut w = CanaryWindow::default();
+        for i in 0..20 {
+            assert_eq!(w.record_time(&c.halt, i, i % 2 == 0, 300), None, "as fast");
+        }
         // Below its volume, a canary is never halted.
         let mut w = CanaryWindow::default();
         for i in 0..9 {

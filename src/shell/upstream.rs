@@ -193,17 +193,21 @@ impl UpstreamContext {
         apply(&plugin, MapType::HttpResponseHeaders, out);
     }
 
-    /// A success of a model with a latency condition: its answer time goes into the model's
-    /// shared record, and its circuit opens when the condition holds.
+    /// A success of a timed model: its answer time goes to its canary's comparison, and into
+    /// the model's shared record when it has a latency condition (its circuit opens when the
+    /// condition holds).
     fn timed_answer(&mut self, cx: &Cx<'_>, probe: bool, out: &mut Effects) {
         let (Some(started), Some(model)) = (self.started_ms.take(), self.model.as_deref()) else {
             return;
         };
+        let now = host::now_unix_ms();
+        let time = now.saturating_sub(started);
+        if !cx.config.fallback.canaries.is_empty() {
+            attempt::canary_time(cx, model, time, out);
+        }
         let Some(rule) = cx.config.switch_rule(model).latency else {
             return;
         };
-        let now = host::now_unix_ms();
-        let time = now.saturating_sub(started);
         let mut slow = None;
         host::cas_update(&crate::flow::latency::key(model), |current| {
             let mut record = crate::flow::latency::LatencyRecord::decode(current);
@@ -570,11 +574,14 @@ impl HttpContext for UpstreamContext {
             })
         });
         apply(&plugin, headers, out);
-        // A model with a latency condition: its answer time is measured from here.
-        let timed = !config.fallback.switch_on.is_empty()
-            && planned
-                .as_ref()
-                .is_some_and(|(_, p)| config.switch_rule(&p.target).latency.is_some());
+        // A model with a latency condition, or a canary and its base: its answer time is
+        // measured from here.
+        let timed = planned.as_ref().is_some_and(|(_, p)| {
+            (!config.fallback.switch_on.is_empty()
+                && config.switch_rule(&p.target).latency.is_some())
+                || (!config.fallback.canaries.is_empty()
+                    && attempt::canary_times(config, &p.target))
+        });
         if timed {
             self.started_ms = Some(host::now_unix_ms());
         }

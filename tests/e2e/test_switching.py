@@ -272,3 +272,32 @@ def test_a_model_slower_than_its_baseline_is_switched_away_held_out_and_let_back
         assert envoy.metric("llm_fallback_latency_p95_ms", model="gpt-4o-mini") is not None
     finally:
         envoy.stop()
+
+
+def test_a_canary_slower_than_its_base_by_the_margin_is_halted(workdir, mock):
+    envoy = Envoy(workdir, mock.port, edit=lambda t: switch_on(
+        "{flagship: {consecutive_failures: 2, wait_over_ms: 30000}}")(with_canary(t)), concurrency=1)
+    try:
+        mock.script("gpt-4o", default={"delay_ms": 20})
+        mock.script("gpt-5", default={"delay_ms": 600})
+        ids = [f"conv-{i}" for i in range(400)]
+        on_canary = [c for c in ids if fnv_bucket(c.encode()) < 1000]
+        base = [c for c in ids if fnv_bucket(c.encode()) >= 1000]
+        session = requests.Session()
+
+        def ask_in(c: str) -> requests.Response:
+            return session.post(envoy.url + "/v1/chat/completions", data=chat_body("gpt-4o"), timeout=30,
+                                headers={"content-type": "application/json", "x-conversation-id": c})
+
+        for c in base[:12]:
+            assert ask_in(c).status_code == 200
+        # The canary answers in 600 ms against the base's 20 ms: once it has its 10 answers,
+        # halted (latency_margin 2 by default), though it never failed.
+        for c in on_canary[:12]:
+            assert ask_in(c).status_code == 200
+        wait_for(lambda: envoy.metric("llm_fallback_canary", model="gpt-5", of="gpt-4o", event="halted") == 1,
+                 5, "halted on latency")
+        assert envoy.status()["canaries"][0]["state"] == "halted"
+        assert ask_in(on_canary[0]).headers["x-llm-model"] == "gpt-4o"
+    finally:
+        envoy.stop()
