@@ -451,6 +451,11 @@ def test_dashboard_is_valid_and_uses_the_provisioned_datasource(services):
     assert host_path(services["grafana"], p["options"]["path"]) == DASHBOARD.parent.resolve()
 
 
+# Metrics of features the shipped config does not turn on (their series exist once configured):
+# the dashboard may query them; the e2e tests of those features check their names and labels.
+OPT_IN = {"llm_fallback_canary"}
+
+
 def test_dashboard_queries_name_exported_metrics(compose_envoy, mock):
     # Traffic through both clusters (latency histograms appear on first use), an error that falls
     # back, a stream with usage, and a body the filter cannot read.
@@ -467,6 +472,8 @@ def test_dashboard_queries_name_exported_metrics(compose_envoy, mock):
         names, matchers, grouping = parse_promql(expr)
         if not names:
             problems.append(f"no metric found in {expr!r}")
+        if names and names <= OPT_IN:
+            continue  # series of a feature the shipped config leaves off
         for name in names:
             if name not in scraped:
                 problems.append(f"{name} (in {expr!r}) is not exported")
