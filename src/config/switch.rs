@@ -47,6 +47,11 @@ pub struct LatencyOn {
     /// `release` x `baseline_ms` (hysteresis: a model still slow stays out).
     #[serde(default = "default_release", deserialize_with = "f64_or_text")]
     pub release: f64,
+    /// The usual P95 time per output token of a JSON answer (its whole time over its output
+    /// tokens, from `usage`): JSON answers are then judged per token, so that long answers do
+    /// not look slow. Without it they are judged by their whole time against `baseline_ms`.
+    #[serde(default, deserialize_with = "super::f64_or_text_opt")]
+    pub per_token_baseline_ms: Option<f64>,
 }
 
 fn default_over() -> f64 {
@@ -74,6 +79,8 @@ pub struct LatencyRule {
     pub window_ms: u64,
     pub min_samples: u32,
     pub release: f64,
+    /// JSON answers judged per output token, against this (µs).
+    pub per_token_baseline_us: Option<u64>,
 }
 
 impl LatencyRule {
@@ -86,6 +93,16 @@ impl LatencyRule {
     pub fn release_ms(&self) -> u64 {
         (self.baseline_ms as f64 * self.release).round() as u64
     }
+
+    /// The same rule for JSON answers per output token (in µs, `baseline_ms` standing for the
+    /// per-token baseline), when one is configured.
+    pub fn per_token(&self) -> Option<LatencyRule> {
+        self.per_token_baseline_us.map(|us| LatencyRule {
+            baseline_ms: us,
+            per_token_baseline_us: None,
+            ..*self
+        })
+    }
 }
 
 impl From<&LatencyOn> for LatencyRule {
@@ -97,6 +114,9 @@ impl From<&LatencyOn> for LatencyRule {
             window_ms: on.window_ms,
             min_samples: on.min_samples,
             release: on.release,
+            per_token_baseline_us: on
+                .per_token_baseline_ms
+                .map(|ms| (ms * 1000.0).round() as u64),
         }
     }
 }
@@ -241,6 +261,8 @@ pub(super) fn validate(
         }
         if let Some(l) = &on.latency {
             let ok = l.baseline_ms > 0
+                && l.per_token_baseline_ms
+                    .is_none_or(|t| t > 0.0 && t <= 60_000.0)
                 && l.over > 1.0
                 && l.release >= 1.0
                 && l.release <= l.over

@@ -411,12 +411,13 @@ fn halt_canary(
 /// slower than the release bound (hysteresis: a model still slow stays out).
 pub fn latency_reading(
     rule: &crate::config::switch::LatencyRule,
+    kind: crate::flow::latency::Kind,
     record: &mut crate::flow::latency::LatencyRecord,
     now_ms: u64,
     time_ms: u64,
     probe: bool,
 ) -> Option<u64> {
-    match record.record(rule, now_ms, time_ms) {
+    match record.record_kind(rule, kind, now_ms, time_ms) {
         crate::flow::latency::Reading::Slow { p95_ms } => Some(p95_ms),
         crate::flow::latency::Reading::Quiet => {
             (probe && time_ms > rule.release_ms()).then_some(time_ms)
@@ -425,8 +426,8 @@ pub fn latency_reading(
 }
 
 /// Opens `model`'s circuit for its answer time (a cooldown like an error-rate open, the reason
-/// `timeout`).
-pub fn open_for_latency(cx: &Cx<'_>, seed: &str, model: &str, slow_ms: u64, out: &mut Effects) {
+/// `timeout`); `what` says which time was over which bound.
+pub fn open_for_latency(cx: &Cx<'_>, seed: &str, model: &str, what: &str, out: &mut Effects) {
     let now = cx.now();
     let jitter = jitter(seed, now);
     let (h, _) = cx.health.update(model, &mut |h| {
@@ -437,14 +438,8 @@ pub fn open_for_latency(cx: &Cx<'_>, seed: &str, model: &str, slow_ms: u64, out:
     let slot = cx.counters.slot(Some(model));
     out.count(Counter::CooldownsOpened(slot, ErrorClass::Timeout));
     out.count(Counter::SwitchConditions(slot, Condition::Latency));
-    let threshold = cx
-        .config
-        .switch_rule(model)
-        .latency
-        .map_or(0, |l| l.threshold_ms());
     log::warn!(
-        "{model}: answer time {slow_ms} ms (P95, or a probe's) above {threshold} ms: cooling down \
-         for {} ms (switch condition: latency)",
+        "{model}: {what}: cooling down for {} ms (switch condition: latency)",
         h.cooldown_until_ms.saturating_sub(now)
     );
 }

@@ -4,7 +4,8 @@
 
 use crate::config::switch::LatencyRule;
 
-/// Upper bounds (ms) of the answer-time buckets; the last is open.
+/// Upper bounds of the answer-time buckets: ms for answer heads, and for times per output
+/// token µs (see [`Kind`]); the last is open.
 pub const BUCKETS_MS: [u64; 16] = [
     50,
     100,
@@ -26,9 +27,50 @@ pub const BUCKETS_MS: [u64; 16] = [
 const N: usize = BUCKETS_MS.len();
 const BYTES: usize = 8 + 8 + 4 * N * 2;
 
+/// Bounds (µs) for times per output token.
+pub const BUCKETS_US_PER_TOKEN: [u64; 16] = [
+    2_000,
+    5_000,
+    10_000,
+    15_000,
+    20_000,
+    30_000,
+    40_000,
+    50_000,
+    75_000,
+    100_000,
+    150_000,
+    200_000,
+    300_000,
+    500_000,
+    1_000_000,
+    u64::MAX,
+];
+
+/// What a record holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Time to the answer's head (ms): a stream's first event, or a whole JSON answer.
+    Head,
+    /// A JSON answer's time per output token (µs).
+    PerToken,
+}
+
+impl Kind {
+    fn bounds(self) -> &'static [u64; 16] {
+        match self {
+            Kind::Head => &BUCKETS_MS,
+            Kind::PerToken => &BUCKETS_US_PER_TOKEN,
+        }
+    }
+}
+
 /// The shared-data key of a model's record.
-pub fn key(model: &str) -> String {
-    format!("{}.latency.{model}", crate::stats::PREFIX)
+pub fn key(model: &str, kind: Kind) -> String {
+    match kind {
+        Kind::Head => format!("{}.latency.{model}", crate::stats::PREFIX),
+        Kind::PerToken => format!("{}.latency_per_token.{model}", crate::stats::PREFIX),
+    }
 }
 
 /// One model's answer times (all workers).
@@ -113,6 +155,11 @@ impl LatencyRecord {
 
     /// The bound of the bucket holding the 95th percentile of the window, with enough answers.
     pub fn p95_ms(&self, rule: &LatencyRule) -> Option<u64> {
+        self.p95(rule, Kind::Head)
+    }
+
+    /// [`Self::p95_ms`] for a record of `kind`.
+    pub fn p95(&self, rule: &LatencyRule, kind: Kind) -> Option<u64> {
         let counts: Vec<u64> = self
             .current
             .iter()
@@ -125,7 +172,7 @@ impl LatencyRecord {
         }
         let rank = (total * 95).div_ceil(100);
         let mut seen = 0;
-        BUCKETS_MS.iter().zip(counts).find_map(|(bound, n)| {
+        kind.bounds().iter().zip(counts).find_map(|(bound, n)| {
             seen += n;
             (seen >= rank).then_some(*bound)
         })
@@ -134,15 +181,28 @@ impl LatencyRecord {
     /// Counts one answer time and reads the condition. A slow reading starts the window over,
     /// so that a model let back in is judged on its new answers only.
     pub fn record(&mut self, rule: &LatencyRule, now_ms: u64, time_ms: u64) -> Reading {
+        self.record_kind(rule, Kind::Head, now_ms, time_ms)
+    }
+
+    /// [`Self::record`] for a record of `kind` (`value` in its unit; `rule` with the baseline in
+    /// that unit, see [`LatencyRule::per_token`]).
+    pub fn record_kind(
+        &mut self,
+        rule: &LatencyRule,
+        kind: Kind,
+        now_ms: u64,
+        value: u64,
+    ) -> Reading {
         self.roll(rule, now_ms);
-        let i = BUCKETS_MS
+        let i = kind
+            .bounds()
             .iter()
-            .position(|b| time_ms <= *b)
+            .position(|b| value <= *b)
             .unwrap_or(N - 1);
         if let Some(n) = self.current.get_mut(i) {
             *n = n.saturating_add(1);
         }
-        match self.p95_ms(rule) {
+        match self.p95(rule, kind) {
             Some(p95) if p95 > rule.threshold_ms() => {
                 if self.above_since_ms == 0 {
                     self.above_since_ms = now_ms.max(1);
@@ -177,7 +237,27 @@ mod tests {
             window_ms: 4_000,
             min_samples: 4,
             release: 1.5,
+            per_token_baseline_us: Some(20_000),
         }
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn json_answers_judged_per_token_do_not_look_slow_for_being_long() {
+        let r = rule().per_token().unwrap();
+        assert_eq!(r.threshold_ms(), 40_000, "40 ms per token, in µs");
+        let mut rec = LatencyRecord::default();
+        // 1 000 tokens in 1.5 s: 1.5 ms per token, however long the whole answer took.
+        for t in 0..40 {
+            let reading = rec.record_kind(&r, Kind::PerToken, 10_000 + t * 100, 1_500);
+            assert_eq!(reading, Reading::Quiet);
+        }
+        // 10 tokens in 1.5 s: 150 ms per token, slow.
+        let mut opened = false;
+        for t in 0..40 {
+            opened |=
+                rec.record_kind(&r, Kind::PerToken, 14_000 + t * 100, 150_000) != Reading::Quiet;
+        }
+        assert!(opened);
     }
 
     #[wasm_bindgen_test(unsupported = test)]

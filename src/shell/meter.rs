@@ -334,7 +334,11 @@ pub fn publish_conditions(plugin: &Plugin, now_ms: u64) {
         let Some(rule) = plugin.config.switch_rule(model).latency else {
             continue;
         };
-        let bytes = host::shared_data(&crate::flow::latency::key(model)).and_then(|(b, _)| b);
+        let bytes = host::shared_data(&crate::flow::latency::key(
+            model,
+            crate::flow::latency::Kind::Head,
+        ))
+        .and_then(|(b, _)| b);
         let p95 = crate::flow::latency::LatencyRecord::decode(bytes.as_deref())
             .p95_ms(&rule)
             .filter(|p| *p != u64::MAX)

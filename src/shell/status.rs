@@ -53,13 +53,22 @@ impl HttpContext for StatusContext {
                     let rule = plugin.config.switch_rule(name);
                     // The latency condition's state: the P95 now, from the shared record.
                     let latency = rule.latency.map(|l| {
-                        let record = host::shared_data(&crate::flow::latency::key(name))
-                            .and_then(|(bytes, _)| bytes);
-                        let record = crate::flow::latency::LatencyRecord::decode(record.as_deref());
+                        use crate::flow::latency::{key, Kind, LatencyRecord};
+                        let read = |kind| {
+                            let bytes = host::shared_data(&key(name, kind)).and_then(|(b, _)| b);
+                            LatencyRecord::decode(bytes.as_deref())
+                        };
+                        let per_token = l.per_token().map(|t| {
+                            serde_json::json!({
+                                "baseline_us": t.baseline_ms, "threshold_us": t.threshold_ms(),
+                                "p95_us": read(Kind::PerToken).p95(&t, Kind::PerToken),
+                            })
+                        });
                         serde_json::json!({
                             "baseline_ms": l.baseline_ms, "threshold_ms": l.threshold_ms(),
                             "release_ms": l.release_ms(), "for_ms": l.for_ms,
-                            "window_ms": l.window_ms, "p95_ms": record.p95_ms(&l),
+                            "window_ms": l.window_ms, "p95_ms": read(Kind::Head).p95_ms(&l),
+                            "per_token": per_token,
                         })
                     });
                     if let Some(model) = model.as_object_mut() {

@@ -84,6 +84,10 @@ pub struct UpstreamContext {
     first_event_seen: bool,
     /// When this attempt started, for a model with a latency condition.
     started_ms: Option<u64>,
+    /// The answer is JSON (its latency may be judged per output token at its end).
+    json_answer: bool,
+    /// When this attempt started, kept for its JSON answer's time per output token.
+    per_token_from_ms: Option<u64>,
 }
 
 impl UpstreamContext {
@@ -102,6 +106,8 @@ impl UpstreamContext {
             complete: false,
             first_event_seen: false,
             started_ms: None,
+            json_answer: false,
+            per_token_from_ms: None,
         }
     }
 
@@ -208,14 +214,75 @@ impl UpstreamContext {
         let Some(rule) = cx.config.switch_rule(model).latency else {
             return;
         };
+        if self.json_answer && rule.per_token().is_some() {
+            // Judged per output token once its `usage` is read, at the body's end.
+            self.per_token_from_ms = Some(started);
+            return;
+        }
+        let kind = crate::flow::latency::Kind::Head;
+        if let Some(ms) = self.read_latency(&rule, kind, now, time, probe) {
+            let what = format!(
+                "answer time {ms} ms (P95, or a probe's) above {} ms",
+                rule.threshold_ms()
+            );
+            attempt::open_for_latency(cx, self.seed(), model, &what, out);
+        }
+    }
+
+    /// Counts a latency sample into the model's shared record; `Some` when its circuit opens.
+    fn read_latency(
+        &self,
+        rule: &crate::config::switch::LatencyRule,
+        kind: crate::flow::latency::Kind,
+        now: u64,
+        value: u64,
+        probe: bool,
+    ) -> Option<u64> {
+        let model = self.model.as_deref()?;
         let mut slow = None;
-        host::cas_update(&crate::flow::latency::key(model), |current| {
+        host::cas_update(&crate::flow::latency::key(model, kind), |current| {
             let mut record = crate::flow::latency::LatencyRecord::decode(current);
-            slow = attempt::latency_reading(&rule, &mut record, now, time, probe);
+            slow = attempt::latency_reading(rule, kind, &mut record, now, value, probe);
             Some(record.encode())
         });
-        if let Some(ms) = slow {
-            attempt::open_for_latency(cx, self.seed(), model, ms, out);
+        slow
+    }
+
+    /// A JSON answer of a model judged per output token: its whole time over its output tokens.
+    fn per_token_latency(&mut self, output_tokens: Option<u64>) {
+        let (Some(started), Some(tokens)) = (self.per_token_from_ms.take(), output_tokens) else {
+            return;
+        };
+        let plugin = Rc::clone(&self.plugin);
+        let Some(model) = self.model.clone() else {
+            return;
+        };
+        let Some(rule) = plugin
+            .config
+            .switch_rule(&model)
+            .latency
+            .and_then(|l| l.per_token())
+        else {
+            return;
+        };
+        let now = host::now_unix_ms();
+        let us_per_token = now.saturating_sub(started).saturating_mul(1000) / tokens.max(1);
+        let probe = self
+            .id
+            .as_deref()
+            .and_then(|id| requests::with(id, |r| r.probe));
+        let kind = crate::flow::latency::Kind::PerToken;
+        if let Some(us) = self.read_latency(&rule, kind, now, us_per_token, probe.unwrap_or(false))
+        {
+            let clock = HostClock::default();
+            let cx = plugin.cx(&clock);
+            let mut out = Effects::default();
+            let what = format!(
+                "{us} µs per output token (P95, or a probe's) above {} µs",
+                rule.threshold_ms()
+            );
+            attempt::open_for_latency(&cx, self.seed(), &model, &what, &mut out);
+            apply(&plugin, MapType::HttpResponseHeaders, out);
         }
     }
 
@@ -368,7 +435,11 @@ impl UpstreamContext {
                 }
                 self.count_tokens(observer.usage());
             }
-            Answering::Json { observer, .. } => self.count_tokens(observer.usage()),
+            Answering::Json { observer, .. } => {
+                let usage = observer.usage();
+                self.count_tokens(usage);
+                self.per_token_latency(usage.output_tokens);
+            }
             Answering::Awaiting | Answering::Judged => {}
         }
     }
@@ -702,6 +773,7 @@ impl HttpContext for UpstreamContext {
                 Action::Pause
             }
             Plan::Observe(kind) => {
+                self.json_answer = kind == Kind::Json;
                 self.succeeded();
                 self.answering = match kind {
                     Kind::EventStream => Answering::Stream(Box::new(StreamObserver::new(encoding))),

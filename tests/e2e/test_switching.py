@@ -301,3 +301,36 @@ def test_a_canary_slower_than_its_base_by_the_margin_is_halted(workdir, mock):
         assert ask_in(on_canary[0]).headers["x-llm-model"] == "gpt-4o"
     finally:
         envoy.stop()
+
+
+def answer_with(tokens: int) -> dict:
+    """A chat completion whose usage reports `tokens` output tokens."""
+    return {"id": "chatcmpl-x", "object": "chat.completion", "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok " * 10},
+                         "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 12, "completion_tokens": tokens, "total_tokens": 12 + tokens}}
+
+
+def test_json_answers_judged_per_output_token_are_not_slow_for_being_long(workdir, mock):
+    edit = switch_on("{general: {latency: {baseline_ms: 200, over: 2, for_ms: 1000, window_ms: 8000,"
+                     " min_samples: 4, release: 1.5, per_token_baseline_ms: 20}}}")
+    envoy = Envoy(workdir, mock.port, edit=edit)
+    try:
+        # 1 000 tokens in 600 ms: 0.6 ms per token. Its whole time (600 ms) is over twice the
+        # 200 ms baseline, but per token it is fast: the model stays.
+        mock.script("gpt-4o-mini", default={"delay_ms": 600, "body": answer_with(1000)})
+        models = [ask(envoy, "gpt-4o-mini").headers["x-llm-model"] for _ in range(7)]
+        assert set(models) == {"gpt-4o-mini"}, models
+        assert state(envoy, "gpt-4o-mini") == "healthy"
+        # 5 tokens in 600 ms: 120 ms per token, three times the 40 ms bound: switched away.
+        mock.script("gpt-4o-mini", default={"delay_ms": 600, "body": answer_with(5)})
+        for _ in range(8):
+            if ask(envoy, "gpt-4o-mini").headers["x-llm-model"] != "gpt-4o-mini":
+                break
+        assert state(envoy, "gpt-4o-mini") == "cooling_down"
+        wait_for(lambda: envoy.metric("llm_fallback_switch_conditions", model="gpt-4o-mini", condition="latency") == 1,
+                 5, "the condition counted")
+        per_token = envoy.status()["models"]["gpt-4o-mini"]["switch_on"]["latency"]["per_token"]
+        assert per_token["threshold_us"] == 40_000
+    finally:
+        envoy.stop()
