@@ -238,7 +238,7 @@ pub struct FallbackConfig {
     pub canaries: Vec<canary::CanaryConfig>,
     /// Share (0..=0.2) of safe, normal-priority requests sent to one of their chain's fallbacks
     /// instead of a healthy primary, so that a broken fallback is seen before it is needed.
-    #[serde(default, deserialize_with = "f64_or_text_default")]
+    #[serde(default, deserialize_with = "f64_or_text")]
     pub backup_share: f64,
 }
 
@@ -398,10 +398,6 @@ pub(crate) fn f64_or_text_opt<'de, D: serde::Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<f64>, D::Error> {
     f64_or_text(deserializer).map(Some)
-}
-
-fn f64_or_text_default<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
-    f64_or_text(deserializer)
 }
 
 fn default_error_rate() -> f64 {

@@ -328,21 +328,9 @@ fn canary_part<'c>(
 /// Tallies an answer of a canary or of a canary's base model; halts the canary (opens its
 /// circuit for the halt's cooldown) when it answers worse than its base by the margin.
 fn canary_answer(cx: &Cx<'_>, model: &str, is_error: bool, out: &mut Effects) {
-    let Some((index, canary, of_canary)) = canary_part(cx.config, model) else {
-        return;
-    };
-    let halt = {
-        let Ok(mut windows) = cx.canaries.try_borrow_mut() else {
-            return;
-        };
-        let Some(window) = windows.get_mut(index) else {
-            return;
-        };
-        window.record(&canary.halt, cx.clock.coarse_ms(), of_canary, is_error)
-    };
-    if let Some(halt) = halt {
-        halt_canary(cx, index, canary, halt, out);
-    }
+    canary_tally(cx, model, out, |w, halt, now, of_canary| {
+        w.record(halt, now, of_canary, is_error)
+    });
 }
 
 /// Whether answers of `model` are timed for a canary's latency comparison.
@@ -353,6 +341,24 @@ pub fn canary_times(config: &crate::config::Config, model: &str) -> bool {
 /// Counts a success's answer time of a canary or of its base; halts the canary when its P95 is
 /// worse than the base's by the latency margin.
 pub fn canary_time(cx: &Cx<'_>, model: &str, time_ms: u64, out: &mut Effects) {
+    canary_tally(cx, model, out, |w, halt, now, of_canary| {
+        w.record_time(halt, now, of_canary, time_ms)
+    });
+}
+
+/// Counts something of `model` in its canary's window (`count`: the window, the halt rule, the
+/// coarse time, whether `model` is the canary) and halts the canary when that says so.
+fn canary_tally(
+    cx: &Cx<'_>,
+    model: &str,
+    out: &mut Effects,
+    count: impl FnOnce(
+        &mut crate::flow::canary::CanaryWindow,
+        &crate::config::canary::HaltConfig,
+        u64,
+        bool,
+    ) -> Option<crate::flow::canary::Halt>,
+) {
     let Some((index, canary, of_canary)) = canary_part(cx.config, model) else {
         return;
     };
@@ -363,7 +369,7 @@ pub fn canary_time(cx: &Cx<'_>, model: &str, time_ms: u64, out: &mut Effects) {
         let Some(window) = windows.get_mut(index) else {
             return;
         };
-        window.record_time(&canary.halt, cx.clock.coarse_ms(), of_canary, time_ms)
+        count(window, &canary.halt, cx.clock.coarse_ms(), of_canary)
     };
     if let Some(halt) = halt {
         halt_canary(cx, index, canary, halt, out);

@@ -71,6 +71,17 @@ impl Bed {
 
     /// The client filter routes a chat request for `model`.
     fn route(&self, model: &str, safety: Safety, priority: Priority) -> (Start, Effects) {
+        self.route_as("r1", model, safety, priority)
+    }
+
+    /// [`Self::route`] for the request minted `id`.
+    fn route_as(
+        &self,
+        id: &str,
+        model: &str,
+        safety: Safety,
+        priority: Priority,
+    ) -> (Start, Effects) {
         let mut out = Effects::default();
         let body = chat(model, None);
         let ask = Ask {
@@ -81,7 +92,7 @@ impl Bed {
             safety,
             conversation: None,
         };
-        let start = route::start(&self.cx(), "r1", ask, &mut out);
+        let start = route::start(&self.cx(), id, ask, &mut out);
         (start, out)
     }
 
@@ -964,18 +975,8 @@ fn a_share_of_safe_requests_keeps_the_fallbacks_known_good() {
         "backup_share": 0.2}}));
     let mut by_model = std::collections::BTreeMap::new();
     for i in 0..2000 {
-        let mut out = Effects::default();
-        let ask = Ask {
-            model: "gpt-4o",
-            task: None,
-            priority: Priority::Normal,
-            body: chat("gpt-4o", None),
-            safety: Safety::Safe,
-            conversation: None,
-        };
-        let Start::Route { request, .. } =
-            route::start(&bed.cx(), &format!("id-{i}"), ask, &mut out)
-        else {
+        let (start, _) = bed.route_as(&format!("id-{i}"), "gpt-4o", Safety::Safe, Priority::Normal);
+        let Start::Route { request, .. } = start else {
             panic!("routed")
         };
         if let Some(stand_in) = &request.stand_in {
@@ -993,25 +994,13 @@ fn a_share_of_safe_requests_keeps_the_fallbacks_known_good() {
     assert!((320..480).contains(&(mini + claude)), "{by_model:?}");
     assert!(mini > 120 && claude > 120, "{by_model:?}");
     // Unsafe requests never serve as backup traffic.
-    let ask = Ask {
-        model: "gpt-4o",
-        task: None,
-        priority: Priority::Normal,
-        body: chat("gpt-4o", None),
-        safety: Safety::Unsafe {
-            proven_rejection: false,
-        },
-        conversation: None,
+    let unsafe_ = Safety::Unsafe {
+        proven_rejection: false,
     };
     let unsafe_backups = (0..200)
         .filter(|i| {
-            let mut out = Effects::default();
-            let ask = Ask {
-                body: ask.body.clone(),
-                ..ask
-            };
-            matches!(route::start(&bed.cx(), &format!("u-{i}"), ask, &mut out),
-                     Start::Route { request, .. } if request.stand_in.is_some())
+            let (start, _) = bed.route_as(&format!("u-{i}"), "gpt-4o", unsafe_, Priority::Normal);
+            matches!(start, Start::Route { request, .. } if request.stand_in.is_some())
         })
         .count();
     assert_eq!(unsafe_backups, 0);

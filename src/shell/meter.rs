@@ -44,7 +44,7 @@ impl Meter {
                     format!("llm_fallback.ttft_ms;model={model};provider={provider}"),
                     format!("llm_fallback.tpot_us;model={model};provider={provider}"),
                 ]
-                .map(|name| histogram(name).filter(|_| config.metering.latency))
+                .map(|name| config.metering.latency.then(|| histogram(name)).flatten())
             })
             .collect();
         let token_usage = set

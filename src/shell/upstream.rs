@@ -189,14 +189,20 @@ impl UpstreamContext {
         let plugin = Rc::clone(&self.plugin);
         let clock = HostClock::default();
         let cx = plugin.cx(&clock);
-        let probe = self
-            .id
-            .as_deref()
-            .and_then(|id| requests::with(id, |r| r.probe));
+        // Read before the success is judged (only for a timed attempt).
+        let probe = self.started_ms.is_some() && self.probing();
         let mut out = Effects::default();
         self.judged(&cx, &Verdict::ok(), Seen::Answer, &mut out);
-        self.timed_answer(&cx, probe.unwrap_or(false), &mut out);
+        self.timed_answer(&cx, probe, &mut out);
         apply(&plugin, MapType::HttpResponseHeaders, out);
+    }
+
+    /// Whether this attempt probes its model's half-open circuit.
+    fn probing(&self) -> bool {
+        self.id
+            .as_deref()
+            .and_then(|id| requests::with(id, |r| r.probe))
+            .unwrap_or(false)
     }
 
     /// A success of a timed model: its answer time goes to its canary's comparison, and into
@@ -267,13 +273,8 @@ impl UpstreamContext {
         };
         let now = host::now_unix_ms();
         let us_per_token = now.saturating_sub(started).saturating_mul(1000) / tokens.max(1);
-        let probe = self
-            .id
-            .as_deref()
-            .and_then(|id| requests::with(id, |r| r.probe));
         let kind = crate::flow::latency::Kind::PerToken;
-        if let Some(us) = self.read_latency(&rule, kind, now, us_per_token, probe.unwrap_or(false))
-        {
+        if let Some(us) = self.read_latency(&rule, kind, now, us_per_token, self.probing()) {
             let clock = HostClock::default();
             let cx = plugin.cx(&clock);
             let mut out = Effects::default();
