@@ -144,11 +144,13 @@ impl LatencyRecord {
         if generation == self.generation {
             return;
         }
-        self.previous = if generation == self.generation + 1 {
-            self.current
+        if generation == self.generation + 1 {
+            self.previous = self.current;
         } else {
-            [0; N]
-        };
+            // A whole window without answers: nothing is known of the model's time any more.
+            self.previous = [0; N];
+            self.above_since_ms = 0;
+        }
         self.current = [0; N];
         self.generation = generation;
     }
@@ -216,10 +218,14 @@ impl LatencyRecord {
                 }
                 Reading::Quiet
             }
-            _ => {
+            Some(_) => {
                 self.above_since_ms = 0;
                 Reading::Quiet
             }
+            // Too few answers in the window to say: neither slow nor recovered. (Treating it as
+            // recovered let a slow model with sparse traffic start its clock over at every
+            // half-window roll and never open.)
+            None => Reading::Quiet,
         }
     }
 }
@@ -295,6 +301,51 @@ mod tests {
         for t in 0..100 {
             assert_eq!(rec.record(&r, 30_400 + t * 5, 40), Reading::Quiet);
         }
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn sparse_slow_answers_open_whatever_the_phase_of_the_window() {
+        // One answer per 705 ms leaves 1 to 3 answers in a half window: after a roll the window
+        // can hold fewer than `min_samples`, which must not count as recovered.
+        let r = LatencyRule {
+            for_ms: 1_500,
+            ..rule()
+        };
+        for phase in (0..4_000).step_by(7) {
+            let mut rec = LatencyRecord::default();
+            let mut t = 1_000_000_000 + phase;
+            for _ in 0..8 {
+                t += 35;
+                assert_eq!(rec.record(&r, t, 30), Reading::Quiet);
+            }
+            let opened_at = (0..8).find(|_| {
+                t += 705;
+                rec.record(&r, t, 700) != Reading::Quiet
+            });
+            assert!(
+                opened_at.is_some_and(|k| (2..=4).contains(&k)),
+                "phase {phase}: {opened_at:?}"
+            );
+        }
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn a_whole_window_without_answers_forgets_that_the_model_was_slow() {
+        let r = rule();
+        let mut rec = LatencyRecord::default();
+        for t in 0..5 {
+            rec.record(&r, 10_000 + t * 100, 900);
+        }
+        assert_ne!(rec.above_since_ms, 0);
+        // Ten seconds of silence, then slow again: the clock starts at the new answers.
+        for t in 0..3 {
+            assert_eq!(rec.record(&r, 20_000 + t * 100, 900), Reading::Quiet);
+        }
+        assert_eq!(rec.above_since_ms, 0, "too few answers to say");
+        for t in 3..8 {
+            assert_eq!(rec.record(&r, 20_000 + t * 100, 900), Reading::Quiet);
+        }
+        assert!(rec.record(&r, 21_300, 900) != Reading::Quiet, "1 s above");
     }
 
     #[wasm_bindgen_test(unsupported = test)]
