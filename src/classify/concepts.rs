@@ -301,8 +301,10 @@ const SHORT_WINDOW: &[&str] = &[
     "per min",
     "per minute",
     "per-minute",
+    "per_minute",
     "per second",
     "per-second",
+    "per_second",
     "tpm",
     "rpm",
     "rps",
@@ -353,14 +355,95 @@ fn near<'a>(message: &str, a: &'a [&'a str], b: &'a [&'a str]) -> Option<(&'a st
     })
 }
 
-/// A billing word with a shortage word ("prepaid funds are depleted", "잔액이 부족합니다"), not
-/// a load balancer.
+/// A call to pay: what a stop asks for when it does not say what ran out ("Add more at
+/// claude.ai/settings/usage and keep going", "buy more credits", "请充值").
+const PAY: &[&str] = &[
+    "add more",
+    "buy more",
+    "purchase more",
+    "add credits",
+    "buy credits",
+    "purchase credits",
+    "claim",
+    "top up",
+    "top-up",
+    "recharge",
+    "充值",
+    "購入",
+    "チャージ",
+    "충전",
+    "구매",
+];
+
+/// What is paid for.
+const PAID_FOR: &[&str] = &[
+    "credit",
+    "credits",
+    "usage",
+    "funds",
+    "balance",
+    "余额",
+    "餘額",
+    "额度",
+    "額度",
+    "クレジット",
+    "크레딧",
+    "잔액",
+];
+
+/// A billing word with a shortage word ("prepaid funds are depleted", "잔액이 부족합니다"), or a
+/// call to pay for more ("Add more at claude.ai/settings/usage"); not a load balancer, not a
+/// short window.
 pub fn quota(message: &str) -> Option<String> {
     if first(message, SHORT_WINDOW).is_some() || message.contains("load balanc") {
         return None;
     }
-    let (billing, shortage) = near(message, BILLING, SHORTAGE)?;
-    Some(format!("concept billing \"{billing}\" + \"{shortage}\""))
+    if let Some((billing, shortage)) = near(message, BILLING, SHORTAGE) {
+        return Some(format!("concept billing \"{billing}\" + \"{shortage}\""));
+    }
+    let (pay, what) = near(message, PAY, PAID_FOR)?;
+    Some(format!("concept pay \"{pay}\" + \"{what}\""))
+}
+
+/// Asking again.
+const RETRY: &[&str] = &[
+    "try again",
+    "retry",
+    "try later",
+    "come back",
+    "重试",
+    "重試",
+    "再试",
+    "再試",
+    "再次尝试",
+    "もう一度",
+    "再度",
+    "다시 시도",
+];
+
+/// A day or more away.
+const DAYS_LATER: &[&str] = &[
+    "tomorrow",
+    "next week",
+    "next month",
+    "明天",
+    "明日",
+    "翌日",
+    "下周",
+    "下週",
+    "下个月",
+    "下個月",
+    "来週",
+    "来月",
+    "내일",
+    "다음 주",
+    "다음 달",
+];
+
+/// A retry a day or more away ("请下周重试", "try again tomorrow"): no wait helps the request.
+pub fn retry_days_later(message: &str) -> Option<String> {
+    let (later, retry) = near(message, DAYS_LATER, RETRY)?;
+    Some(format!("concept retry \"{retry}\" + \"{later}\""))
 }
 
 /// A model word with a missing word ("the model gpt-5 does not exist or you do not have access",
@@ -369,8 +452,49 @@ pub fn model_missing(message: &str) -> Option<String> {
     if first(message, PERMISSION).is_some() {
         return None;
     }
-    let (model, missing) = near(message, MODEL, MISSING)?;
-    Some(format!("concept model \"{model}\" + \"{missing}\""))
+    if let Some((model, missing)) = near(message, MODEL, MISSING) {
+        return Some(format!("concept model \"{model}\" + \"{missing}\""));
+    }
+    model_needs_plan(message)
+}
+
+/// Needing something first.
+const REQUIRES: &[&str] = &[
+    "requires a",
+    "requires an",
+    "only available",
+    "available only",
+    "restricted to",
+    "exclusive to",
+    "仅对",
+    "僅對",
+    "のみ",
+    "전용",
+];
+
+/// What it is only for.
+const PLAN: &[&str] = &[
+    "subscription",
+    "plan",
+    "tier",
+    "pro",
+    "paid",
+    "enterprise",
+    "premium",
+    "会员",
+    "會員",
+    "套餐",
+    "プラン",
+    "요금제",
+];
+
+/// A model kept for another plan ("Model requires a Pro subscription"): another model serves.
+fn model_needs_plan(message: &str) -> Option<String> {
+    let (model, requires) = near(message, MODEL, REQUIRES)?;
+    let plan = first(message, PLAN)?;
+    Some(format!(
+        "concept model \"{model}\" + \"{requires}\" + \"{plan}\""
+    ))
 }
 
 /// A size word with an excess word, and no rate window ("input exceeds the maximum length",
@@ -421,6 +545,10 @@ const REJECTED: &[&str] = &[
     "no longer valid",
     "not valid",
     "malformed",
+    "not found",
+    "couldn't find",
+    "could not find",
+    "not provided",
     "无效",
     "無效",
     "错误",
@@ -504,6 +632,7 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
             "permissiondenied",
             "accessdenied",
             "forbidden",
+            "noauth",
         ],
         ErrorClass::Auth,
     ),

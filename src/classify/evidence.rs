@@ -51,6 +51,10 @@ pub struct Evidence {
     pub quota_per_model: bool,
     /// Whether (some of) the body was JSON cut off before its end and read up to the cut.
     pub truncated: bool,
+    /// The HTTP status an envelope states for the error it carries (`"code": 429` inside a 200
+    /// from a relay, `Error from provider(429): {...}` inside a gateway's 500): the innermost
+    /// one, a weak prior like the answer's own status.
+    pub inner_status: Option<u16>,
 }
 
 impl Evidence {
@@ -106,22 +110,78 @@ impl Evidence {
         self.push_message(trimmed);
     }
 
+    /// The first event of a stream that carries an error (an `error` or `response.failed`
+    /// event, a payload with a non-null `error`, a refusal). Payloads that only mention
+    /// `"error": null` (OpenAI Responses' `response.created`) are passed over.
     fn read_sse(&mut self, text: &str, depth: usize) {
         let mut event_is_error = false;
-        for line in text.lines() {
-            if let Some(name) = line.strip_prefix("event:") {
+        let mut offset = 0;
+        for raw in text.split('\n') {
+            let line = raw.trim_end_matches('\r');
+            let at = offset;
+            offset += raw.len() + 1;
+            let (payload, named_error, bare) = if let Some(name) = line.strip_prefix("event:") {
                 event_is_error = matches!(name.trim(), "error" | "response.failed");
+                continue;
             } else if let Some(data) = line.strip_prefix("data:") {
-                let data = data.trim();
-                if event_is_error || data.contains("\"error\"") {
-                    self.read_body(data.as_bytes(), depth);
-                    self.has_error_envelope = true;
-                    return;
+                (data.trim(), event_is_error, false)
+            } else if line.trim_start().starts_with('{') {
+                // Gemini has ended a stream with a bare, pretty-printed JSON error object.
+                (text.get(at..).unwrap_or_default().trim(), false, true)
+            } else {
+                if line.is_empty() {
+                    event_is_error = false;
                 }
-            } else if line.is_empty() {
-                event_is_error = false;
+                continue;
+            };
+            let worth_reading = named_error
+                || ["\"error\"", "\"refusal\"", "\"content_filter\""]
+                    .iter()
+                    .any(|k| payload.contains(k));
+            if !worth_reading {
+                continue;
+            }
+            let mut found = Evidence::default();
+            if bare {
+                // Only the object itself: the rest of the stream is not read again.
+                let Some(object) = first_json_object(payload) else {
+                    continue;
+                };
+                found.read_json(&object, depth);
+                found.json = Some(object);
+            } else {
+                found.read_body(payload.as_bytes(), depth);
+            }
+            // A payload that mentions an error but is not JSON (one OpenAI stream has an
+            // unbalanced `)`) counts as one too.
+            if named_error || found.has_error_envelope || (!bare && found.json.is_none()) {
+                found.has_error_envelope = true;
+                self.merge(found);
+                return;
             }
         }
+    }
+
+    /// Adds what another reading found (within the item caps).
+    fn merge(&mut self, other: Evidence) {
+        for code in other.codes {
+            self.push_code(code.field, code.value);
+        }
+        for message in other.messages {
+            if self.messages.len() < MAX_ITEMS && !self.messages.contains(&message) {
+                self.messages.push(message);
+            }
+        }
+        for id in other.quota_ids {
+            if self.quota_ids.len() < MAX_ITEMS {
+                self.quota_ids.push(id);
+            }
+        }
+        self.json = self.json.take().or(other.json);
+        self.has_error_envelope |= other.has_error_envelope;
+        self.quota_per_model |= other.quota_per_model;
+        self.truncated |= other.truncated;
+        self.inner_status = self.inner_status.or(other.inner_status);
     }
 
     fn read_json(&mut self, value: &Value, depth: usize) {
@@ -161,6 +221,17 @@ impl Evidence {
             if status.contains_key("code") && status.contains_key("message") {
                 self.has_error_envelope = true;
                 self.read_error_object(status, depth);
+            }
+        }
+        // iFlytek Spark: `{"header": {"code": 10003, "message": "...", "sid": ...}}` (0: success).
+        if let Some(Value::Object(header)) = map.get("header") {
+            let failed = header
+                .get("code")
+                .and_then(code_text)
+                .is_some_and(|c| c != "0");
+            if failed && header.get("message").is_some_and(Value::is_string) {
+                self.has_error_envelope = true;
+                self.read_error_object(header, depth);
             }
         }
         // Cloudflare's API envelope (`{"errors": [{"code": 3036, "message": "..."}], "success":
@@ -210,6 +281,27 @@ impl Evidence {
                 self.push_message(message);
             }
         }
+        // Anthropic ends a refused answer with `stop_reason: "refusal"` (a 200; in a stream, in
+        // `message_delta.delta`); OpenAI and Azure with `finish_reason: "content_filter"`.
+        let stop_reason = map
+            .get("stop_reason")
+            .or_else(|| map.get("delta").and_then(|d| d.get("stop_reason")))
+            .and_then(Value::as_str);
+        if stop_reason == Some("refusal") {
+            self.has_error_envelope = true;
+            self.push_code("stop_reason", "refusal".to_owned());
+        }
+        let filtered = map
+            .get("choices")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .take(MAX_ITEMS)
+            .any(|c| c.get("finish_reason").and_then(Value::as_str) == Some("content_filter"));
+        if filtered {
+            self.has_error_envelope = true;
+            self.push_code("finish_reason", "content_filter".to_owned());
+        }
         // Gemini answers 200 with `promptFeedback.blockReason` and no candidates when it blocks
         // a prompt.
         if let Some(reason) = map
@@ -229,6 +321,21 @@ impl Evidence {
     }
 
     fn read_error_object(&mut self, error: &Map<String, Value>, depth: usize) {
+        // A wrapper's own words are generic (`api_error`, "Provider returned error"): the body
+        // it embeds in a message (JSON, or an SDK's Python repr, often after "Error from
+        // provider(429): ") is read first, so that its codes outrank the wrapper's.
+        if depth < MAX_NESTING {
+            for field in ["message", "detail"] {
+                if let Some(Value::String(text)) = error.get(field) {
+                    self.read_embedded(text, depth);
+                }
+            }
+        }
+        if self.inner_status.is_none() {
+            self.inner_status = ["code", "status"]
+                .iter()
+                .find_map(|f| error.get(*f).and_then(http_status));
+        }
         for (field, name) in [
             ("type", "error.type"),
             ("code", "error.code"),
@@ -239,9 +346,12 @@ impl Evidence {
                 self.push_code(name, code);
             }
         }
-        for field in ["message", "Message", "msg"] {
+        for field in ["message", "Message", "msg", "detail"] {
             if let Some(Value::String(message)) = error.get(field) {
                 self.push_message(message);
+                if let Some(code) = leading_code(message) {
+                    self.push_code("message.code", code.to_owned());
+                }
             }
         }
         // Azure's content filter: `innererror.code` / `inner_error.code`.
@@ -295,13 +405,28 @@ impl Evidence {
                 self.read_body(raw.as_bytes(), depth + 1);
             }
         }
-        // Vertex wraps Anthropic's JSON error inside the message string.
-        if depth < MAX_NESTING {
-            if let Some(Value::String(message)) = error.get("message") {
-                if message.trim_start().starts_with('{') {
-                    self.read_body(message.as_bytes(), depth + 1);
-                }
-            }
+    }
+
+    /// Reads an error body embedded in a message: Vertex's Anthropic JSON, a relay's
+    /// `Error from provider(429): {...}` (a stack trace may follow), an SDK's
+    /// `Error code: 429 - {'error': {...}}`. A status in the words before it counts as the
+    /// inner status unless the embedded body states its own.
+    fn read_embedded(&mut self, text: &str, depth: usize) {
+        let Some(start) = text.find('{') else {
+            return;
+        };
+        let (before, body) = text.split_at(start);
+        let value = first_json_object(body).or_else(|| {
+            (!body.contains('"'))
+                .then(|| python_repr_as_json(body))
+                .and_then(|json| first_json_object(&json))
+        });
+        let Some(Value::Object(inner)) = value else {
+            return;
+        };
+        self.read_object(&inner, depth + 1);
+        if self.inner_status.is_none() {
+            self.inner_status = status_in_words(before);
         }
     }
 
@@ -338,6 +463,75 @@ fn code_text(value: &Value) -> Option<String> {
         Value::Number(n) => Some(n.to_string()),
         _ => None,
     }
+}
+
+/// The code a message starts with (`AppIdNoAuthError:(16:26:07.442) tokens.total`,
+/// `InternalError.Algo.InvalidParameter: Range of ...`): one token of letters, digits, `.` and
+/// `_`, with an inner capital, `.` or `_`, before a colon.
+fn leading_code(message: &str) -> Option<&str> {
+    let (head, _) = message.split_once(':')?;
+    let codelike = (6..=64).contains(&head.len())
+        && head
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_')
+        && head.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
+        && head
+            .bytes()
+            .skip(1)
+            .any(|b| b.is_ascii_uppercase() || b == b'.' || b == b'_');
+    codelike.then_some(head)
+}
+
+/// An HTTP error status stated as a number (`429`, `"503"`).
+fn http_status(value: &Value) -> Option<u16> {
+    let n = match value {
+        Value::Number(n) => n.as_u64()?,
+        Value::String(s) if s.len() == 3 => s.parse().ok()?,
+        _ => return None,
+    };
+    u16::try_from(n).ok().filter(|s| (400..=599).contains(s))
+}
+
+/// The last error status standing alone in `words` ("HTTP 429:", "provider(429)", "[503]",
+/// "Error code: 500 -").
+fn status_in_words(words: &str) -> Option<u16> {
+    words
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|w| w.len() == 3)
+        .filter_map(|w| w.parse::<u16>().ok())
+        .rfind(|s| (400..=599).contains(s))
+}
+
+/// The JSON object at the start of `text`, whatever follows it (a stack trace, " [BYOK]").
+fn first_json_object(text: &str) -> Option<Value> {
+    let value = serde_json::Deserializer::from_str(text)
+        .into_iter::<Value>()
+        .next()?
+        .ok()?;
+    value.is_object().then_some(value)
+}
+
+/// An SDK's Python repr of a body (`{'error': {'code': '1113', 'message': 'x'}}`) as JSON; a
+/// repr whose strings hold quotes of their own does not parse, and is not read.
+fn python_repr_as_json(repr: &str) -> String {
+    let mut out = String::with_capacity(repr.len());
+    let mut rest = repr;
+    while let Some(c) = rest.chars().next() {
+        let word = ["None", "True", "False"]
+            .into_iter()
+            .find(|w| rest.starts_with(w));
+        match (c, word) {
+            ('\'', _) => out.push('"'),
+            (_, Some("None")) => out.push_str("null"),
+            (_, Some("True")) => out.push_str("true"),
+            (_, Some("False")) => out.push_str("false"),
+            _ => out.push(c),
+        }
+        rest = rest
+            .get(word.map_or(c.len_utf8(), str::len)..)
+            .unwrap_or_default();
+    }
+    out
 }
 
 fn static_field(field: &str) -> &'static str {

@@ -263,8 +263,21 @@ fn decide(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> (Decisi
         .or_else(|| indicative_phrase(evidence))
         .or_else(|| concepts::capacity_in(messages).map(|r| (ErrorClass::Overloaded, r)))
         .or_else(|| generic_code(evidence).map(|d| not_found_path(d, answer.status, evidence)))
-        .unwrap_or_else(|| by_status(answer.status, evidence));
+        .unwrap_or_else(|| status_prior(answer.status, evidence));
     (decision, None)
+}
+
+/// The status prior, when nothing else decided: an envelope's own error status (a relay's 200
+/// or a gateway's 500 around a provider's 429) speaks for the error it carries, else the
+/// answer's status does.
+fn status_prior(status: u16, evidence: &Evidence) -> Decision {
+    match evidence.inner_status.filter(|inner| *inner != status) {
+        Some(inner) => {
+            let (class, reason) = by_status(inner, evidence);
+            (class, format!("inner {reason} (answer {status})"))
+        }
+        None => by_status(status, evidence),
+    }
 }
 
 /// A generic "invalid request" code on a 404/410 is decided like the bare status: the model is
@@ -449,6 +462,11 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
     if let Some(p) = phrase_in(evidence, CONTENT) {
         return Some((ErrorClass::ContentPolicy, p));
     }
+    // Google's deadline, whatever status carries it (`503 UNAVAILABLE`: "Deadline expired
+    // before operation could complete").
+    if let Some(p) = phrase_in(evidence, &["deadline expired", "deadline exceeded"]) {
+        return Some((ErrorClass::Timeout, p));
+    }
     model_missing(evidence)
 }
 
@@ -489,7 +507,97 @@ fn prompt_too_large(evidence: &Evidence) -> Option<String> {
         SIZE.iter()
             .find(|p| has_phrase(m, p))
             .map(|p| format!("message \"{p}\""))
+            .or_else(|| token_count_over_limit(m))
+            .or_else(|| output_limit_over_bound(m))
     })
+}
+
+/// Words of a limit, a long window or money: a token count beside them is an allowance, not
+/// the size of one request.
+const ALLOWANCE_WORDS: &[&str] = &[
+    "quota",
+    "usage",
+    "budget",
+    "balance",
+    "credit",
+    "credits",
+    "plan",
+    "daily",
+    "weekly",
+    "monthly",
+    "per day",
+    "per week",
+    "per month",
+    "per hour",
+];
+
+/// A token count stated against a bound ("`inputs` must have less than 4096 tokens", "max
+/// 300000 tokens per request").
+fn token_count_over_limit(message: &str) -> Option<String> {
+    const BOUND: &[&str] = &[
+        "less than",
+        "fewer than",
+        "at most",
+        "no more than",
+        "up to",
+        "max",
+        "maximum",
+        "limit",
+        "limit of",
+        "exceeds",
+        "exceed",
+    ];
+    if ALLOWANCE_WORDS.iter().any(|w| has_phrase(message, w)) {
+        return None;
+    }
+    ["tokens", "token"].iter().find_map(|unit| {
+        phrase_offsets(message, unit).find_map(|at| {
+            let before = message.get(..at)?.trim_end();
+            let digits = before.len() - before.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+            if digits < 3 {
+                return None;
+            }
+            let head = before.get(..before.len() - digits)?.trim_end();
+            let window = head.get(head.len().saturating_sub(16)..).unwrap_or(head);
+            BOUND
+                .iter()
+                .find(|b| window.ends_with(*b) && has_phrase(window, b))
+                .map(|b| format!("message \"{b} <n> {unit}\""))
+        })
+    })
+}
+
+/// A requested output above the model's bound ("the valid range of max_tokens is [1, 393216]",
+/// "does not support max tokens > 196608"); a lower bound ("must be at least 1") is a bad value.
+fn output_limit_over_bound(message: &str) -> Option<String> {
+    const PARAM: &[&str] = &[
+        "max_tokens",
+        "max tokens",
+        "max_output_tokens",
+        "maxoutputtokens",
+        "max_completion_tokens",
+        "max_new_tokens",
+        "max output tokens",
+    ];
+    const BOUND: &[&str] = &[
+        "range",
+        "> ",
+        "<=",
+        "less than",
+        "at most",
+        "no more than",
+        "exceed",
+        "exceeds",
+        "too large",
+        "up to",
+        "between",
+    ];
+    let param = PARAM.iter().find(|p| has_phrase(message, p))?;
+    let bound = BOUND.iter().find(|b| message.contains(*b))?;
+    let upper = message
+        .split(|c: char| !c.is_ascii_digit())
+        .any(|n| n.len() >= 3);
+    upper.then(|| format!("message \"{param}\" + \"{}\"", bound.trim()))
 }
 
 /// A free or trial allowance that is used up ("the free tier of the model has been exhausted",
@@ -677,6 +785,7 @@ const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
     ("datainspectionfailed", ErrorClass::ContentPolicy),
     ("safety", ErrorClass::ContentPolicy),
     ("prohibited_content", ErrorClass::ContentPolicy),
+    ("refusal", ErrorClass::ContentPolicy), // Anthropic `stop_reason`
     ("blocklist", ErrorClass::ContentPolicy),
     ("1301", ErrorClass::ContentPolicy), // Zhipu: unsafe content
     // Credentials.
@@ -972,9 +1081,17 @@ fn indicative_phrase(evidence: &Evidence) -> Option<Decision> {
             ErrorClass::BadRequest,
         ),
     ];
-    TABLE
+    let (class, phrase) = TABLE
         .iter()
-        .find_map(|(phrases, class)| phrase_in(evidence, phrases).map(|p| (*class, p)))
+        .find_map(|(phrases, class)| phrase_in(evidence, phrases).map(|p| (*class, p)))?;
+    // "Quota exceeded for ...tokens_per_minute...": a quota word of a short window is waited out.
+    if class == ErrorClass::QuotaExhausted && concepts::short_window_in(&evidence.messages) {
+        return Some((
+            ErrorClass::RateLimited,
+            format!("{phrase} of a short window"),
+        ));
+    }
+    Some((class, phrase))
 }
 
 /// A code no list names, read by the words it is made of (`FreeUsageLimitError`).
@@ -1162,6 +1279,16 @@ fn adjust_quota_window(
     wait_ms: Option<u64>,
 ) -> Decision {
     const HOUR_MS: u64 = 3_600_000;
+    // "本站已开启限流...请下周重试": whatever the cause, a retry a day or more away is a stop.
+    if matches!(class, ErrorClass::RateLimited | ErrorClass::Overloaded) {
+        if let Some(p) = evidence
+            .messages
+            .iter()
+            .find_map(|m| concepts::retry_days_later(m))
+        {
+            return (ErrorClass::QuotaExhausted, format!("{reason}, {p}"));
+        }
+    }
     if class != ErrorClass::RateLimited {
         return (class, reason);
     }

@@ -1182,3 +1182,80 @@ fn a_413_is_a_prompt_too_large_unless_it_speaks_of_the_bodys_bytes() {
     assert_eq!(answer(413, &[], body).class, ErrorClass::ContextOverflow);
     assert_eq!(answer(413, &[], "").class, ErrorClass::ContextOverflow);
 }
+
+#[wasm_bindgen_test(unsupported = test)]
+fn wrapped_bodies_streams_and_wordings_are_read_by_their_families() {
+    use ErrorClass::*;
+    let cases: &[(u16, &str, ErrorClass)] = &[
+        // The embedded body outranks the wrapper's own (generic) type, stack trace and all.
+        (500, r#"{"error":{"type":"overloaded_error","message":"All attempts failed. Last error: HTTP 429: {\"error\":{\"code\":429,\"message\":\"Resource has been exhausted (e.g. check quota).\",\"status\":\"RESOURCE_EXHAUSTED\"}}\n  at f (x.js:1:2)"}}"#, RateLimited),
+        // An SDK's Python repr inside a `detail`.
+        (429, r#"{"error":{"type":"llm_rate_limit","message":"Please wait.","detail":"Error code: 402 - {'error': {'code': 'x', 'message': 'Your balance is insufficient.', 'param': None}}"}}"#, QuotaExhausted),
+        // The envelope's own status speaks for a relay's 200.
+        (200, r#"{"error":{"message":"Provider returned error","code":429}}"#, RateLimited),
+        // A stream: `"error": null` in an early event is not the error; the later event is.
+        (200, "data: {\"type\":\"response.created\",\"response\":{\"error\":null}}\n\ndata: {\"type\":\"error\",\"code\":\"insufficient_quota\",\"message\":\"You exceeded your current quota.\"}\n\n", QuotaExhausted),
+        // A bare JSON error object after a stream's chunks.
+        (200, "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hi\"}]}}]}\n\n{\n  \"error\": {\n    \"code\": 503,\n    \"message\": \"The model is overloaded.\",\n    \"status\": \"UNAVAILABLE\"\n  }\n}\n", Overloaded),
+        (200, "data: {\"choices\":[{\"delta\":{\"content\":\"an \\\"error\\\" word\"}}]}\n\ndata: [DONE]\n\n", Ok),
+        // Refusals in successes.
+        (200, r#"{"type":"message","content":[],"stop_reason":"refusal"}"#, ContentPolicy),
+        (200, "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"refusal\"}}\n\n", ContentPolicy),
+        (200, r#"{"choices":[{"index":0,"message":{"content":""},"finish_reason":"content_filter"}]}"#, ContentPolicy),
+        (200, r#"{"type":"message","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn"}"#, Ok),
+        // Google's deadline under UNAVAILABLE.
+        (503, r#"{"error":{"code":503,"message":"Deadline expired before operation could complete.","status":"UNAVAILABLE"}}"#, Timeout),
+        // A retry a day or more away, whatever the stated cause.
+        (429, r#"{"error":"服务器负载过高，今日暂停服务，请明天再试"}"#, QuotaExhausted),
+        (429, r#"{"error":{"message":"Too many requests, please try again tomorrow."}}"#, QuotaExhausted),
+        (429, r#"{"error":{"message":"Too many requests, please try again in 20 seconds."}}"#, RateLimited),
+        // A call to pay; not when the limit is a short window.
+        (400, r#"{"error":{"type":"invalid_request_error","message":"Buy more credits at example.com/billing to continue."}}"#, QuotaExhausted),
+        (429, r#"{"error":{"message":"Limit of 20 requests per minute reached. Add credits to raise it."}}"#, RateLimited),
+        // A credential that is not there.
+        (404, r#""We could not find a secret named OPENAI_API_KEY.""#, Auth),
+        // A model kept for another plan; a plan's rate limit is not that.
+        (403, r#"{"error":"This model is only available on the Pro plan."}"#, ModelUnavailable),
+        // Token counts against a bound, and output limits above the model's.
+        (422, r#"{"error":"Input must have less than 8192 tokens. Given: 9000"}"#, ContextOverflow),
+        (400, r#"{"error":{"message":"Requested 400000 tokens, max 300000 tokens per request"}}"#, ContextOverflow),
+        (400, r#"{"error":{"message":"max_tokens must be between 1 and 8192"}}"#, ContextOverflow),
+        (400, r#"{"error":{"message":"model does not support max tokens > 65536"}}"#, ContextOverflow),
+        (400, r#"{"error":{"message":"max_tokens must be at least 1"}}"#, BadRequest),
+        (400, r#"{"error":{"message":"Invalid 'max_tokens': integer below minimum value. Expected a value >= 1, but got 0 instead."}}"#, BadRequest),
+        // A code a message starts with.
+        (200, r#"{"header":{"code":11200,"message":"AppIdNoAuthError:(1) tokens.total","status":2}}"#, Auth),
+    ];
+    for (status, body, want) in cases {
+        let v = answer(*status, &[], body);
+        assert_eq!(v.class, *want, "{status} {body}: {}", v.reason);
+    }
+    // The inner status is named in the reason.
+    let v = answer(
+        200,
+        &[],
+        r#"{"error":{"message":"Provider returned error","code":429}}"#,
+    );
+    assert!(
+        v.reason.contains("inner status=429 (answer 200)"),
+        "{}",
+        v.reason
+    );
+    // A cooldown stated in seconds a week away is a stop, and its wait is kept.
+    let v = answer(
+        429,
+        &[],
+        r#"{"error":{"code":"model_cooldown","message":"All credentials for model x are cooling down","reset_seconds":500000}}"#,
+    );
+    assert_eq!(
+        (v.class, v.retry_after_ms),
+        (QuotaExhausted, Some(500_000_000))
+    );
+    // An allowance counted in tokens is not a prompt too large.
+    let v = answer(
+        429,
+        &[],
+        r#"{"error":{"message":"You have used the limit of 1000000 tokens of your daily quota."}}"#,
+    );
+    assert_eq!(v.class, QuotaExhausted, "{}", v.reason);
+}

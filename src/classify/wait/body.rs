@@ -107,8 +107,11 @@ pub(super) fn object_hints(map: &Map<String, Value>, now: u64) -> Vec<(u8, State
             hints.push((2, hint));
         }
     }
-    if let Some(v) = stated(map, "resets_in_seconds") {
-        hints.push((3, json_relative(v, NS_PER_S)));
+    // `resets_in_seconds` (OpenAI Codex plans), `reset_seconds` (CLIProxyAPI's cooldowns).
+    for key in ["resets_in_seconds", "reset_seconds"] {
+        if let Some(v) = stated(map, key) {
+            hints.push((3, json_relative(v, NS_PER_S)));
+        }
     }
     if let Some(v) = stated(map, "resets_at") {
         let hint = match v {
