@@ -234,6 +234,21 @@ impl Evidence {
                 self.read_error_object(header, depth);
             }
         }
+        // MiniMax: `{"base_resp": {"status_code": 1008, "status_msg": "insufficient balance"}}`
+        // (0: success), beside or instead of the answer.
+        if let Some(Value::Object(base)) = map.get("base_resp") {
+            let failed = base
+                .get("status_code")
+                .and_then(code_text)
+                .is_some_and(|c| c != "0");
+            if let (true, Some(Value::String(message))) = (failed, base.get("status_msg")) {
+                self.has_error_envelope = true;
+                self.push_message(message);
+                if let Some(code) = base.get("status_code").and_then(code_text) {
+                    self.push_code("base_resp.status_code", code);
+                }
+            }
+        }
         // Cloudflare's API envelope (`{"errors": [{"code": 3036, "message": "..."}], "success":
         // false}`) and GraphQL-style `errors` lists: each entry is an error object.
         if let Some(list) = map.get("errors").and_then(Value::as_array) {

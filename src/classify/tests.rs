@@ -1223,6 +1223,9 @@ fn wrapped_bodies_streams_and_wordings_are_read_by_their_families() {
         (400, r#"{"error":{"message":"model does not support max tokens > 65536"}}"#, ContextOverflow),
         (400, r#"{"error":{"message":"max_tokens must be at least 1"}}"#, BadRequest),
         (400, r#"{"error":{"message":"Invalid 'max_tokens': integer below minimum value. Expected a value >= 1, but got 0 instead."}}"#, BadRequest),
+        // MiniMax's `base_resp` envelope (a 200), and its success.
+        (200, r#"{"base_resp":{"status_code":1008,"status_msg":"insufficient balance"}}"#, QuotaExhausted),
+        (200, r#"{"choices":[],"base_resp":{"status_code":0,"status_msg":"success"}}"#, Ok),
         // Codes no list names, by their words.
         (429, r#"{"error":{"code":"daily_limit_exceeded","message":"Limit reached."}}"#, QuotaExhausted),
         (429, r#"{"error":{"code":"concurrency_limit_exceeded","message":"Too many at once."}}"#, RateLimited),
