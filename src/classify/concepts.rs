@@ -72,6 +72,11 @@ const SHORTAGE: &[&str] = &[
     "reached",
     "no remaining",
     "overdue",
+    "past due",
+    "unpaid",
+    "suspended",
+    "declined",
+    "failed",
     "negative",
     "expired",
     "到期",
@@ -126,6 +131,12 @@ const MISSING: &[&str] = &[
     "sunset",
     "end of life",
     "no longer",
+    "model not supported",
+    "model is not supported",
+    "unsupported model",
+    "not a supported model",
+    "enable this model",
+    "enable the model",
     "不存在",
     "未开通",
     "未開通",
@@ -460,8 +471,9 @@ pub fn model_missing(message: &str) -> Option<String> {
 
 /// Needing something first.
 const REQUIRES: &[&str] = &[
-    "requires a",
-    "requires an",
+    "requires",
+    "does not include",
+    "not include",
     "only available",
     "available only",
     "restricted to",
@@ -487,6 +499,113 @@ const PLAN: &[&str] = &[
     "プラン",
     "요금제",
 ];
+
+/// Where a caller is.
+const GEO: &[&str] = &[
+    "country",
+    "region",
+    "territory",
+    "location",
+    "国家",
+    "地区",
+    "地區",
+    "国・地域",
+    "지역",
+];
+
+/// Not served there.
+const NOT_SERVED: &[&str] = &[
+    "not supported",
+    "unsupported",
+    "not available",
+    "不支持",
+    "不支援",
+    "不可用",
+    "サポートされていません",
+    "지원되지 않",
+];
+
+/// What a caller is allowed.
+const ALLOWANCE: &[&str] = &[
+    "usage limit",
+    "usage limits",
+    "allowance",
+    "allocation",
+    "quota",
+    "included",
+    "limit for your",
+    "your limit",
+    "用量",
+    "使用量",
+    "配额",
+    "配額",
+    "次数",
+    "次數",
+    "上限",
+    "사용량",
+    "할당량",
+];
+
+/// Used up.
+const USED_UP: &[&str] = &[
+    "reached",
+    "exceeded",
+    "exhausted",
+    "used up",
+    "run out",
+    "ran out",
+    "depleted",
+    "已用完",
+    "已用尽",
+    "已达",
+    "已達",
+    "用完",
+    "超出",
+    "到達",
+    "초과",
+    "소진",
+];
+
+/// Words of a rate: "Rate limit reached for requests" is a rate limit, however it is worded.
+const RATE: &[&str] = &[
+    "rate",
+    "hourly",
+    "per hour",
+    "an hour",
+    "minute",
+    "minutes",
+    "seconds",
+    "requests per",
+    "too many requests",
+    "concurrent",
+    "concurrency",
+    "frequency",
+    "频率",
+    "頻率",
+    "并发",
+    "並發",
+];
+
+/// An allowance used up ("usage limit reached", "quota exceeded", "次数已用完"), when no message
+/// speaks of a rate or a short window.
+pub fn allowance_used_up_in(messages: &[String]) -> Option<String> {
+    let rate = |m: &String| first(m, SHORT_WINDOW).is_some() || first(m, RATE).is_some();
+    if messages.iter().any(rate) {
+        return None;
+    }
+    messages.iter().find_map(|m| {
+        let (allowance, used) = near(m, ALLOWANCE, USED_UP)?;
+        Some(format!("concept allowance \"{allowance}\" + \"{used}\""))
+    })
+}
+
+/// A provider that does not serve the caller's country or region ("Country, region, or
+/// territory not supported", "User location is not supported"): the key is sound, no wait helps,
+/// another provider's model does.
+pub fn geo_blocked(message: &str) -> Option<String> {
+    let (geo, not_served) = near(message, GEO, NOT_SERVED)?;
+    Some(format!("concept place \"{geo}\" + \"{not_served}\""))
+}
 
 /// A model kept for another plan ("Model requires a Pro subscription"): another model serves.
 fn model_needs_plan(message: &str) -> Option<String> {
@@ -619,7 +738,13 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
         ErrorClass::ModelUnavailable,
     ),
     (
-        &["contentpolicy", "contentfilter", "moderation", "safety"],
+        &[
+            "contentpolicy",
+            "contentfilter",
+            "moderation",
+            "safety",
+            "unsafe",
+        ],
         ErrorClass::ContentPolicy,
     ),
     (

@@ -646,6 +646,13 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
     if let Some(p) = phrase_in(evidence, ALONE) {
         return Some((ErrorClass::ModelUnavailable, p));
     }
+    if let Some(p) = evidence
+        .messages
+        .iter()
+        .find_map(|m| concepts::geo_blocked(m))
+    {
+        return Some((ErrorClass::ModelUnavailable, p));
+    }
     evidence.messages.iter().find_map(|m| {
         if !mentions_model(m) {
             return None;
@@ -748,8 +755,9 @@ const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
     ("cf_bad_gateway", ErrorClass::Overloaded),
     ("throttling.allocationquota", ErrorClass::RateLimited),
     ("modelerrorexception", ErrorClass::Overloaded),
-    ("1305", ErrorClass::Overloaded),  // Zhipu: model busy
-    ("50603", ErrorClass::Overloaded), // SiliconFlow: system too busy
+    ("1305", ErrorClass::Overloaded),       // Zhipu: model busy
+    ("1311", ErrorClass::ModelUnavailable), // Zhipu: the plan does not include the model
+    ("50603", ErrorClass::Overloaded),      // SiliconFlow: system too busy
     ("resourceinsufficient", ErrorClass::Overloaded),
     // Timeouts.
     ("timeout", ErrorClass::Timeout),
@@ -775,7 +783,9 @@ const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
     ("too_many_tokens", ErrorClass::ContextOverflow),
     ("too_many_prompt_tokens", ErrorClass::ContextOverflow),
     ("context_window_exceeded", ErrorClass::ContextOverflow),
-    ("request_too_large", ErrorClass::ContextOverflow),
+    // Anthropic's 413: "Request exceeds the maximum allowed number of bytes", a body size no
+    // model takes (a prompt too large for the window is `invalid_request_error` there).
+    ("request_too_large", ErrorClass::BadRequest),
     ("string_above_max_length", ErrorClass::ContextOverflow),
     // Content policy.
     ("content_policy_violation", ErrorClass::ContentPolicy),
@@ -1320,6 +1330,23 @@ fn adjust_quota_window(
             ErrorClass::QuotaExhausted,
             format!("{reason}, wait of {} s", ms / 1000),
         ),
+        // An allowance used up, with no wait and no rate window stated: reading a quota stop as
+        // a rate limit re-sends to a model that cannot answer (the costliest mistake); reading a
+        // rate limit as a stop only moves this request along its chain. (Google's
+        // RESOURCE_EXHAUSTED is read by its own quota ids and retry info.)
+        None if !evidence
+            .codes
+            .iter()
+            .any(|c| c.value == "resource_exhausted") =>
+        {
+            match concepts::allowance_used_up_in(&evidence.messages) {
+                Some(p) => (
+                    ErrorClass::QuotaExhausted,
+                    format!("{reason}, {p} with no wait stated"),
+                ),
+                None => (class, reason),
+            }
+        }
         _ => (class, reason),
     }
 }

@@ -1226,6 +1226,18 @@ fn wrapped_bodies_streams_and_wordings_are_read_by_their_families() {
         // MiniMax's `base_resp` envelope (a 200), and its success.
         (200, r#"{"base_resp":{"status_code":1008,"status_msg":"insufficient balance"}}"#, QuotaExhausted),
         (200, r#"{"choices":[],"base_resp":{"status_code":0,"status_msg":"success"}}"#, Ok),
+        // A provider that does not serve the caller's country: another provider's model does.
+        (403, r#"{"error":{"code":"unsupported_country_region_territory","message":"Country, region, or territory not supported","type":"request_forbidden"}}"#, ModelUnavailable),
+        // A plan that does not include the model; billing that stopped the account.
+        (403, r#"{"error":{"message":"this model requires a Team plan, upgrade for access"}}"#, ModelUnavailable),
+        (403, r#"{"error":"suspended","message":"Your account has been suspended due to billing issues."}"#, QuotaExhausted),
+        (400, r#"{"error":{"message":"Model not supported by provider acme"}}"#, ModelUnavailable),
+        // An allowance used up with no wait stated is a stop; with a rate word, a rate limit.
+        (429, r#"{"error":{"message":"Usage limit reached for your account."}}"#, QuotaExhausted),
+        (429, r#"{"error":{"message":"Hourly usage limit reached."}}"#, RateLimited),
+        (429, r#"{"error":{"message":"Too many requests: usage limits exceeded."}}"#, RateLimited),
+        // Anthropic's body-size 413.
+        (413, r#"{"error":{"type":"request_too_large","message":"Request exceeds the maximum size"}}"#, BadRequest),
         // Codes no list names, by their words.
         (429, r#"{"error":{"code":"daily_limit_exceeded","message":"Limit reached."}}"#, QuotaExhausted),
         (429, r#"{"error":{"code":"concurrency_limit_exceeded","message":"Too many at once."}}"#, RateLimited),
