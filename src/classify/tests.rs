@@ -1236,6 +1236,9 @@ fn wrapped_bodies_streams_and_wordings_are_read_by_their_families() {
         (429, r#"{"error":{"message":"Usage limit reached for your account."}}"#, QuotaExhausted),
         (429, r#"{"error":{"message":"Hourly usage limit reached."}}"#, RateLimited),
         (429, r#"{"error":{"message":"Too many requests: usage limits exceeded."}}"#, RateLimited),
+        // Look-alikes: an agent's planning step, a model name that says "pro".
+        (500, r#"{"error":{"message":"Failed to plan the next step."}}"#, Overloaded),
+        (400, r#"{"error":{"message":"The model gemini-2.5-pro requires a thinking budget."}}"#, BadRequest),
         // Anthropic's body-size 413.
         (413, r#"{"error":{"type":"request_too_large","message":"Request exceeds the maximum size"}}"#, BadRequest),
         // Codes no list names, by their words.
