@@ -135,9 +135,14 @@ impl Evidence {
                 continue;
             };
             let worth_reading = named_error
-                || ["\"error\"", "\"refusal\"", "\"content_filter\""]
-                    .iter()
-                    .any(|k| payload.contains(k));
+                || [
+                    "\"error\"",
+                    "\"refusal\"",
+                    "\"content_filter\"",
+                    "\"base_resp\"",
+                ]
+                .iter()
+                .any(|k| payload.contains(k));
             if !worth_reading {
                 continue;
             }
@@ -204,7 +209,9 @@ impl Evidence {
         let envelope = map
             .get("error")
             .or_else(|| map.get("Response").and_then(|r| r.get("Error")))
-            .or_else(|| map.get("response").and_then(|r| r.get("error")));
+            .or_else(|| map.get("response").and_then(|r| r.get("error")))
+            // A stream event that wraps its payload: `{"type": ..., "data": {"error": {...}}}`.
+            .or_else(|| map.get("data").and_then(|d| d.get("error")));
         match envelope {
             Some(Value::Object(error)) => {
                 self.has_error_envelope = true;

@@ -1241,6 +1241,9 @@ fn wrapped_bodies_streams_and_wordings_are_read_by_their_families() {
         (400, r#"{"error":{"message":"The model gemini-2.5-pro requires a thinking budget."}}"#, BadRequest),
         // Anthropic's body-size 413.
         (413, r#"{"error":{"type":"request_too_large","message":"Request exceeds the maximum size"}}"#, BadRequest),
+        // ... and inside a stream; an event that wraps its error in `data`.
+        (200, "data: {\"choices\":null,\"base_resp\":{\"status_code\":1026,\"status_msg\":\"input new_sensitive\"}}\n\n", ContentPolicy),
+        (200, "data: {\"type\":\"chat:completion\",\"data\":{\"error\":{\"detail\":\"The content may contain inappropriate content.\"},\"done\":true}}\n\n", ContentPolicy),
         // Codes no list names, by their words.
         (429, r#"{"error":{"code":"daily_limit_exceeded","message":"Limit reached."}}"#, QuotaExhausted),
         (429, r#"{"error":{"code":"concurrency_limit_exceeded","message":"Too many at once."}}"#, RateLimited),
