@@ -135,6 +135,11 @@ const MISSING: &[&str] = &[
     "not a supported model",
     "enable this model",
     "enable the model",
+    "under maintenance",
+    "维护中",
+    "維護中",
+    "メンテナンス中",
+    "점검 중",
     "不存在",
     "未开通",
     "未開通",
@@ -524,6 +529,9 @@ const NOT_SERVED: &[&str] = &[
 
 /// What a caller is allowed.
 const ALLOWANCE: &[&str] = &[
+    // "Predictions limit exceeded": any limit, once the rate words and short windows are out.
+    "limit",
+    "limits",
     "usage limit",
     "usage limits",
     "allowance",
@@ -566,6 +574,20 @@ const USED_UP: &[&str] = &[
 /// Words of a rate: "Rate limit reached for requests" is a rate limit, however it is worded.
 const RATE: &[&str] = &[
     "rate",
+    "qps",
+    "rps",
+    "rpm",
+    "tpm",
+    // A limit of what serves ("worker local request limit reached") is capacity, not an
+    // allowance.
+    "worker",
+    "workers",
+    "server",
+    "servers",
+    "instance",
+    "node",
+    "replica",
+    "gpu",
     "hourly",
     "per hour",
     "an hour",

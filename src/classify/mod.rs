@@ -1298,6 +1298,22 @@ fn adjust_quota_window(
         {
             return (ErrorClass::QuotaExhausted, format!("{reason}, {p}"));
         }
+        // An allowance used up, with no wait and no rate window stated: reading a quota stop as
+        // a rate limit or an overload re-sends to a model that cannot answer (the costliest
+        // mistake); the opposite mistake only moves this request along its chain. (Google's
+        // RESOURCE_EXHAUSTED is read by its own quota ids and retry info.)
+        let google = evidence
+            .codes
+            .iter()
+            .any(|c| c.value == "resource_exhausted");
+        if let (None, false) = (wait_ms, google) {
+            if let Some(p) = concepts::allowance_used_up_in(&evidence.messages) {
+                return (
+                    ErrorClass::QuotaExhausted,
+                    format!("{reason}, {p} with no wait stated"),
+                );
+            }
+        }
     }
     if class != ErrorClass::RateLimited {
         return (class, reason);
@@ -1330,23 +1346,6 @@ fn adjust_quota_window(
             ErrorClass::QuotaExhausted,
             format!("{reason}, wait of {} s", ms / 1000),
         ),
-        // An allowance used up, with no wait and no rate window stated: reading a quota stop as
-        // a rate limit re-sends to a model that cannot answer (the costliest mistake); reading a
-        // rate limit as a stop only moves this request along its chain. (Google's
-        // RESOURCE_EXHAUSTED is read by its own quota ids and retry info.)
-        None if !evidence
-            .codes
-            .iter()
-            .any(|c| c.value == "resource_exhausted") =>
-        {
-            match concepts::allowance_used_up_in(&evidence.messages) {
-                Some(p) => (
-                    ErrorClass::QuotaExhausted,
-                    format!("{reason}, {p} with no wait stated"),
-                ),
-                None => (class, reason),
-            }
-        }
         _ => (class, reason),
     }
 }

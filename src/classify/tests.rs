@@ -1239,6 +1239,11 @@ fn wrapped_bodies_streams_and_wordings_are_read_by_their_families() {
         // Look-alikes: an agent's planning step, a model name that says "pro".
         (500, r#"{"error":{"message":"Failed to plan the next step."}}"#, Overloaded),
         (400, r#"{"error":{"message":"The model gemini-2.5-pro requires a thinking budget."}}"#, BadRequest),
+        // Any limit used up, with no wait stated, on a 5xx or a 200; a server's limit is capacity.
+        (500, r#"{"statusCode":500,"success":false,"message":"Error: buildChatflow - Predictions limit exceeded"}"#, QuotaExhausted),
+        (200, r#"{"Response":{"Error":{"Code":"UnsupportedOperation.PkgExhausted","Message":"The resource pack allowance has been exhausted."}}}"#, QuotaExhausted),
+        (503, r#"{"error":{"message":"worker local request limit reached"}}"#, Overloaded),
+        (429, r#"{"detail":"model is under maintenance"}"#, ModelUnavailable),
         // Anthropic's body-size 413.
         (413, r#"{"error":{"type":"request_too_large","message":"Request exceeds the maximum size"}}"#, BadRequest),
         // ... and inside a stream; an event that wraps its error in `data`.
