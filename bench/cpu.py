@@ -7,6 +7,8 @@ drift apart, and all arms run in one Envoy process (a listener, clusters and VM 
   floor      the shipped config with bench/empty-filter (a proxy-wasm filter that does nothing)
              in both positions, same VM settings: what any two-position wasm filter costs
   shipped    the shipped config as it is
+  native     the shipped config with the native build (target/native/libllm_fallback.so, an Envoy
+             dynamic module) in place of the .wasm: same positions, same configuration
   no-shaping the shipped config without `shaping` (`--arms plain,no-shaping,shipped`: the idle
              cost of traffic shaping)
   no-metering the shipped config without `metering` and latency histograms (`--arms
@@ -43,7 +45,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests/e2e"))
 sys.path.insert(0, str(ROOT / "scripts"))
-from harness import Envoy, Mock, free_port  # noqa: E402
+from harness import Envoy, Mock, free_port, native_filters  # noqa: E402
 
 LOADGEN = ROOT / "target/release/loadgen"
 EMPTY_WASM = ROOT / "bench/empty-filter/target/wasm32-wasip1/release/empty_filter.wasm"
@@ -159,7 +161,8 @@ ABLATIONS = {
 def arm_configs(variants: dict[str, Path]) -> dict[str, dict]:
     """Each arm's config, derived from the shipped one."""
     text = SHIPPED.read_text()
-    arms = [("plain", without_filter), ("floor", lambda c: with_wasm(c, EMPTY_WASM)), ("shipped", lambda c: c)]
+    arms = [("plain", without_filter), ("floor", lambda c: with_wasm(c, EMPTY_WASM)), ("shipped", lambda c: c),
+            ("native", lambda c: c)]  # converted by `merged`, after the per-arm renames
     arms += [(name, lambda c, p=path: with_wasm(c, p)) for name, path in variants.items()]
     return {name: transform(yaml.safe_load(text)) for name, transform in arms + list(ABLATIONS.items())}
 
@@ -210,6 +213,8 @@ def merged(arms: dict[str, dict]) -> str:
                         model["cluster"] = names.get(model["cluster"], model["cluster"])
                 fallback = value.setdefault("fallback", {})
                 fallback["default_cluster"] = names.get(fallback.get("default_cluster", "llm"), "llm")
+        if arm == "native":
+            native_filters({"static_resources": {"listeners": [listener], "clusters": resources["clusters"]}})
         listeners.append(listener)
     # Provider keys: one set for all arms, by absolute path (Envoy runs elsewhere).
     secrets = first["static_resources"].get("secrets", [])

@@ -22,10 +22,12 @@ pub mod sse;
 pub mod stats;
 pub mod usage;
 
-/// The filter itself (wasm32-wasi); natively, in tests only, over a fake host.
+/// The filter itself: proxy-wasm (wasm32-wasi), an Envoy dynamic module (feature `native`), or,
+/// in native tests, over a fake host.
 #[cfg(any(
     all(target_arch = "wasm32", target_os = "wasi"),
-    all(test, not(target_arch = "wasm32"))
+    all(test, not(target_arch = "wasm32")),
+    all(feature = "native", not(target_arch = "wasm32"))
 ))]
 mod shell;
 

@@ -8,16 +8,21 @@
 use super::host;
 use crate::config::Config;
 use crate::stats::{Counter, CounterSet};
-use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+/// The counters of one configuration in one VM (proxy-wasm) or worker (native). Deltas are
+/// atomics so that the native build can fold them in from another thread; in a VM the atomics
+/// are plain loads and stores.
 pub struct Metrics {
     pub set: CounterSet,
     /// Envoy metric id per counter (None when the host refused to define it).
     ids: Vec<Option<u32>>,
     /// Increments not yet folded into shared data.
-    pending: RefCell<Vec<u64>>,
+    pending: Vec<AtomicU64>,
     /// Increments not yet added to the Envoy stats.
-    unstated: RefCell<Vec<u64>>,
+    unstated: Vec<AtomicU64>,
+    /// Whether any delta is waiting (a flush without it reads nothing).
+    dirty: AtomicBool,
 }
 
 impl Metrics {
@@ -31,13 +36,13 @@ impl Metrics {
         for name in set.names() {
             host::shared_init(name);
         }
-        let pending = RefCell::new(vec![0; set.names().len()]);
-        let unstated = RefCell::new(vec![0; set.names().len()]);
+        let zeros = || set.names().iter().map(|_| AtomicU64::new(0)).collect();
         Self {
+            pending: zeros(),
+            unstated: zeros(),
             set,
             ids,
-            pending,
-            unstated,
+            dirty: AtomicBool::new(false),
         }
     }
 
@@ -48,40 +53,43 @@ impl Metrics {
         let Some(id) = self.set.id(counter).map(|id| id.0) else {
             return;
         };
-        for cell in [&self.pending, &self.unstated] {
-            if let Ok(mut deltas) = cell.try_borrow_mut() {
-                if let Some(slot) = deltas.get_mut(id) {
-                    *slot = slot.saturating_add(delta);
-                }
+        for deltas in [&self.pending, &self.unstated] {
+            if let Some(slot) = deltas.get(id) {
+                slot.fetch_add(delta, Ordering::Relaxed);
             }
         }
+        self.dirty.store(true, Ordering::Release);
     }
 
     pub fn increment(&self, counter: Counter) {
         self.add(counter, 1);
     }
 
+    /// Whether increments wait for a flush.
+    pub fn dirty(&self) -> bool {
+        self.dirty.load(Ordering::Acquire)
+    }
+
     /// Folds pending increments into the Envoy stats and shared data; what fails to land in
-    /// shared data is kept for next time (the stat is incremented once).
+    /// shared data is kept for next time (the stat is incremented once). Each delta is taken
+    /// once, whichever thread flushes.
     pub fn flush(&self) {
-        let Ok(mut pending) = self.pending.try_borrow_mut() else {
+        if !self.dirty.swap(false, Ordering::AcqRel) {
             return;
-        };
-        let Ok(mut unstated) = self.unstated.try_borrow_mut() else {
-            return;
-        };
-        let counters = self.set.names().iter().zip(pending.iter_mut());
-        for (((name, delta), metric), stat_delta) in
-            counters.zip(&self.ids).zip(unstated.iter_mut())
+        }
+        let counters = self.set.names().iter().zip(&self.pending);
+        for (((name, pending), metric), unstated) in counters.zip(&self.ids).zip(&self.unstated)
         {
-            if *stat_delta > 0 {
+            let stat_delta = unstated.swap(0, Ordering::Relaxed);
+            if stat_delta > 0 {
                 if let Some(metric) = metric {
-                    host::increment_metric(*metric, i64::try_from(*stat_delta).unwrap_or(i64::MAX));
+                    host::increment_metric(*metric, i64::try_from(stat_delta).unwrap_or(i64::MAX));
                 }
-                *stat_delta = 0;
             }
-            if *delta > 0 && host::shared_add(name, *delta) {
-                *delta = 0;
+            let delta = pending.swap(0, Ordering::Relaxed);
+            if delta > 0 && !host::shared_add(name, delta) {
+                pending.fetch_add(delta, Ordering::Relaxed);
+                self.dirty.store(true, Ordering::Release);
             }
         }
     }
@@ -93,10 +101,8 @@ impl Metrics {
             return 0;
         };
         self.pending
-            .try_borrow()
-            .ok()
-            .and_then(|p| p.get(id.0).copied())
-            .unwrap_or(0)
+            .get(id.0)
+            .map_or(0, |p| p.load(Ordering::Relaxed))
     }
 
     /// Current shared values of every counter, in id order.

@@ -23,16 +23,21 @@ mod observe;
 #[cfg(all(target_arch = "wasm32", target_os = "wasi"))]
 mod raw;
 /// Natively (tests) the host is a fake with the same functions as the ABI layer.
-#[cfg(not(all(target_arch = "wasm32", target_os = "wasi")))]
+#[cfg(all(not(all(target_arch = "wasm32", target_os = "wasi")), not(feature = "native")))]
 #[path = "fake_host.rs"]
 pub(crate) mod raw;
+/// The native build: the shell as an Envoy dynamic module.
+#[cfg(all(not(target_arch = "wasm32"), feature = "native"))]
+mod native;
+#[cfg(all(not(target_arch = "wasm32"), feature = "native"))]
+use native::raw;
 mod requests;
 mod shaping;
 mod shared_health;
 mod status;
 mod upstream;
 
-#[cfg(test)]
+#[cfg(all(test, not(feature = "native")))]
 mod tests;
 
 use crate::classify::rules::Rules;
@@ -74,7 +79,8 @@ pub struct Plugin {
     pub role: Role,
     pub config: Config,
     pub rules: Rules,
-    pub metrics: Metrics,
+    /// Shared with the native build's flusher, which folds counters in from the main thread.
+    pub metrics: std::sync::Arc<Metrics>,
     /// Budgets, latency and token histograms.
     pub meter: meter::Meter,
     /// Per configured model (same order): this worker's error-rate window.
@@ -147,7 +153,7 @@ impl RootContext for Root {
             );
             return false;
         }
-        let metrics = Metrics::new(&config);
+        let metrics = std::sync::Arc::new(Metrics::new(&config));
         let meter = meter::Meter::new(&config, &metrics.set);
         for model in &config.models {
             shared_health::init(&model.name);

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 import requests
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 # LLM_FALLBACK_WASM points the test bed at another build (mutation checks: a test must fail when
@@ -128,6 +129,8 @@ class Envoy:
         )
         if edit is not None:
             text = edit(text)
+        if os.environ.get("LLM_FALLBACK_SHELL") == "native" and WASM_FILTER in text:
+            text = native(text)  # the whole suite against the native build
         self.config = workdir / f"envoy-{self.port}.yaml"
         self.config.write_text(text)
         self.log_path = workdir / f"envoy-{self.port}.log"
@@ -139,7 +142,7 @@ class Envoy:
                 "--concurrency", str(concurrency),
                 "--disable-hot-restart",
                 "--log-level", "info",
-                "--component-log-level", f"wasm:{log_level}",
+                "--component-log-level", f"wasm:{log_level},dynamic_modules:{log_level}",
                 "--log-path", str(self.log_path),
                 "--file-flush-interval-msec", "100",
             ],
@@ -272,3 +275,52 @@ def both(*edits: Callable[[str], str]) -> Callable[[str], str]:
             text = e(text)
         return text
     return edit
+
+
+NATIVE_MODULE = ROOT / "target/native/libllm_fallback.so"
+WASM_FILTER = "type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm"
+DYNAMIC_FILTER = "type.googleapis.com/envoy.extensions.filters.http.dynamic_modules.v3.DynamicModuleFilter"
+
+
+def native_filters(config: dict, module: Path = NATIVE_MODULE) -> dict:
+    """The same config with every llm-fallback proxy-wasm filter replaced by the native build
+    (an Envoy dynamic module): same position, same role (`filter_name`), same configuration."""
+
+    def convert(entry: dict) -> dict:
+        typed = entry.get("typed_config", {})
+        if typed.get("@type") != WASM_FILTER:
+            return entry
+        plugin = typed["config"]
+        value = plugin.get("configuration", {}).get("value", {})
+        return {"name": entry["name"], "typed_config": {
+            "@type": DYNAMIC_FILTER,
+            "dynamic_module_config": {"module": {"local": {"filename": str(module)}}, "metrics_namespace": "wasmcustom"},
+            "filter_name": plugin["root_id"],
+            "filter_config": {"@type": "type.googleapis.com/google.protobuf.StringValue", "value": json.dumps(value)},
+        }}
+
+    for listener in config["static_resources"]["listeners"]:
+        for chain in listener["filter_chains"]:
+            for f in chain["filters"]:
+                hcm = f.get("typed_config", {})
+                if "http_filters" in hcm:
+                    hcm["http_filters"] = [convert(h) for h in hcm["http_filters"]]
+    for cluster in config["static_resources"]["clusters"]:
+        for options in cluster.get("typed_extension_protocol_options", {}).values():
+            if "http_filters" in options:
+                options["http_filters"] = [convert(h) for h in options["http_filters"]]
+    return config
+
+
+# Dynamic-module stats are named `<metrics_namespace>.<name>`; with this runtime flag Envoy 1.40
+# treats the namespace as it treats proxy-wasm's `wasmcustom` (no `envoy_` prefix in Prometheus),
+# so both builds export the same series.
+STRIP_PREFIX = "envoy.reloadable_features.dynamic_modules_strip_custom_stat_prefix"
+
+
+def native(text: str) -> str:
+    """An `edit` for [`Envoy`]: the config with the native build in place of the .wasm."""
+    config = native_filters(yaml.safe_load(text))
+    layers = config.setdefault("layered_runtime", {}).setdefault("layers", [])
+    layers.insert(0, {"name": "llm_fallback_native", "static_layer": {STRIP_PREFIX: True}})
+    return yaml.safe_dump(config, sort_keys=False)
