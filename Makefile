@@ -2,15 +2,16 @@
 #   make demo   build the filter, start the mock LLM and Envoy with the shipped config, show traffic
 #   make test   everything CI runs: lint, unit tests (native and wasm), end-to-end tests in Envoy,
 #               the classifier gate on real answers
-.PHONY: demo test rules trap-wasm bench bench-cpu bench-queue eval eval-gate soak setup build lint unit unit-wasm e2e clean
+.PHONY: demo test rules trap-wasm bench bench-cpu e2e-native bench-queue eval eval-gate soak setup build lint unit unit-wasm e2e clean
 
 WASM := target/wasm32-wasip1/release/llm_fallback.wasm
+NATIVE := target/native/libllm_fallback.so
 PY := .venv/bin/python
 
 demo: build
 	$(PY) scripts/demo.py
 
-test: build lint unit unit-wasm rules e2e eval-gate
+test: build lint unit unit-wasm rules e2e e2e-native eval-gate
 
 setup:
 	@scripts/setup.sh
@@ -19,12 +20,15 @@ build: setup
 	cargo build --release --lib --target wasm32-wasip1
 	cargo build --release -p mock-llm --bin mock-llm
 	cargo build --release --bin llm-fallback
+	cargo build --profile native --lib --features native
 	@ls -l $(WASM) | awk '{print "llm_fallback.wasm: " $$5 " bytes"}'
+	@ls -l $(NATIVE) | awk '{print "libllm_fallback.so: " $$5 " bytes"}'
 
 lint:
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo clippy --lib --target wasm32-wasip1 -- -D warnings
+	cargo clippy --lib --features native -- -D warnings
 
 unit:
 	cargo test --workspace
@@ -36,6 +40,11 @@ unit-wasm: setup
 
 e2e: build trap-wasm
 	$(PY) -m pytest -q tests/e2e
+
+# The same suite against the native build (the filter as an Envoy dynamic module); what that
+# build cannot do is skipped with its reason.
+e2e-native: build trap-wasm
+	LLM_FALLBACK_SHELL=native $(PY) -m pytest -q -rs tests/e2e
 
 # The shipped Prometheus alerting rules: syntax, then their unit tests (Debian's promtool).
 rules: setup

@@ -65,11 +65,6 @@ impl Metrics {
         self.add(counter, 1);
     }
 
-    /// Whether increments wait for a flush.
-    pub fn dirty(&self) -> bool {
-        self.dirty.load(Ordering::Acquire)
-    }
-
     /// Folds pending increments into the Envoy stats and shared data; what fails to land in
     /// shared data is kept for next time (the stat is incremented once). Each delta is taken
     /// once, whichever thread flushes.
@@ -78,8 +73,7 @@ impl Metrics {
             return;
         }
         let counters = self.set.names().iter().zip(&self.pending);
-        for (((name, pending), metric), unstated) in counters.zip(&self.ids).zip(&self.unstated)
-        {
+        for (((name, pending), metric), unstated) in counters.zip(&self.ids).zip(&self.unstated) {
             let stat_delta = unstated.swap(0, Ordering::Relaxed);
             if stat_delta > 0 {
                 if let Some(metric) = metric {

@@ -19,16 +19,19 @@ mod idempotency;
 mod identity;
 mod meter;
 mod metrics;
+/// The native build: the shell as an Envoy dynamic module.
+#[cfg(all(not(target_arch = "wasm32"), feature = "native"))]
+mod native;
 mod observe;
 #[cfg(all(target_arch = "wasm32", target_os = "wasi"))]
 mod raw;
 /// Natively (tests) the host is a fake with the same functions as the ABI layer.
-#[cfg(all(not(all(target_arch = "wasm32", target_os = "wasi")), not(feature = "native")))]
+#[cfg(all(
+    not(all(target_arch = "wasm32", target_os = "wasi")),
+    not(feature = "native")
+))]
 #[path = "fake_host.rs"]
 pub(crate) mod raw;
-/// The native build: the shell as an Envoy dynamic module.
-#[cfg(all(not(target_arch = "wasm32"), feature = "native"))]
-mod native;
 #[cfg(all(not(target_arch = "wasm32"), feature = "native"))]
 use native::raw;
 mod requests;
@@ -37,7 +40,7 @@ mod shared_health;
 mod status;
 mod upstream;
 
-#[cfg(all(test, not(feature = "native")))]
+#[cfg(test)]
 mod tests;
 
 use crate::classify::rules::Rules;

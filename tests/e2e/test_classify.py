@@ -14,7 +14,7 @@ import time
 import pytest
 import requests
 
-from harness import Envoy, chat_body, free_port, wait_for, with_plugin_setting
+from harness import Envoy, chat_body, free_port, wait_for, with_plugin_setting, native_gap_endings
 
 OPENAI = {"content-type": "application/json"}
 
@@ -107,6 +107,7 @@ def test_prometheus_shows_labelled_counters(envoy, mock):
     assert 'llm_fallback_responses{model="other",class="overloaded"}' in text or 'llm_fallback_responses{class="overloaded",model="other"}' in text
 
 
+@native_gap_endings
 def test_envoy_local_replies_are_classified_by_code_details(workdir, mock):
     """A route timeout and a connection failure never reach the upstream filter; the client
     filter judges them from response.code_details."""

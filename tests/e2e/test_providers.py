@@ -15,7 +15,7 @@ import openai
 import pytest
 import requests
 
-from harness import Envoy, Mock, ROOT, both, chat_body, drained, free_port, next_request_mode, wait_for
+from harness import Envoy, Mock, ROOT, both, chat_body, drained, free_port, next_request_mode, wait_for, native_gap_check, native_gap_endings
 
 JSON = {"content-type": "application/json"}
 CLIENT_KEYS = {"authorization": "Bearer sk-client-secret", "x-api-key": "client-secret-2", "api-key": "client-secret-3"}
@@ -125,6 +125,7 @@ def test_a_cooling_provider_in_the_middle_of_a_chain_costs_no_attempt(fresh, moc
         mock_c.stop()
 
 
+@native_gap_endings
 def test_a_connect_failure_on_a_follows_the_policy(workdir, mock_b):
     """Provider A refuses connections: the request's retry policy (resets and connect failures
     are retried for safe requests) asks A again until gpt-4o's circuit opens (failure_threshold
@@ -153,6 +154,7 @@ def retry_breakers_of_a(max_retries: int):
     return edit
 
 
+@native_gap_check
 def test_retry_breakers_at_zero_on_the_first_cluster_stop_the_switch_and_check_warns(fresh, mock, mock_b, workdir):
     edit = both(retry_breakers_of_a(0), drained("llama-3.1-8b", "gpt-4o-mini"))
     envoy = fresh(edit=edit)
@@ -256,6 +258,7 @@ def test_a_held_stream_reset_on_the_second_provider_is_retried_there(fresh, mock
     assert models_seen(mock_b) == ["claude-sonnet-4-5", "claude-sonnet-4-5"]
 
 
+@native_gap_endings
 def test_a_provider_down_under_load_sends_every_request_to_the_next_one(workdir, mock_b):
     """Provider A refuses every connection while 48 requests arrive at once on two workers: each
     is served by B within its retry budget, with one attempt on B, every attempt reaching B asks

@@ -18,7 +18,7 @@ import openai
 import pytest
 import requests
 
-from harness import chat_body, drained, free_port, next_request_mode, wait_for
+from harness import chat_body, drained, free_port, next_request_mode, wait_for, native_gap_endings
 
 JSON = {"content-type": "application/json"}
 
@@ -141,6 +141,7 @@ def test_compressed_success_counts_its_tokens(fresh, mock, mock_b):
 
 # --- attempts that end without an answer ---------------------------------------------------
 
+@native_gap_endings
 def test_clients_that_give_up_do_not_cool_the_model(fresh, mock, mock_b):
     envoy = fresh()
     mock.script("gpt-4o", default={"delay_ms": 2000})
@@ -153,6 +154,7 @@ def test_clients_that_give_up_do_not_cool_the_model(fresh, mock, mock_b):
     assert envoy.metric("llm_fallback_responses", model="gpt-4o", **{"class": "timeout"}) in (None, 0.0)
 
 
+@native_gap_endings
 def test_a_connect_failure_is_the_providers_overload(fresh, mock, mock_b):
     closed = free_port()
     envoy = fresh(second=closed)

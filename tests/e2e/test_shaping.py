@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from harness import ROOT, Envoy, chat_body, wait_for, with_plugin_setting
+from harness import ROOT, Envoy, chat_body, wait_for, with_plugin_setting, wasm_vm_only
 
 TRAP_WASM = Path(os.environ.get("LLM_FALLBACK_TRAP_WASM", ROOT / "target/trap/wasm32-wasip1/release/llm_fallback.wasm"))
 
@@ -283,6 +283,7 @@ def test_the_load_trigger_engages_and_releases_with_hysteresis(fresh, mock):
 
 
 @pytest.mark.skipif(not TRAP_WASM.exists(), reason="make trap-wasm builds the trapping test build")
+@wasm_vm_only
 def test_a_dead_vms_slots_are_taken_back_once(fresh, mock):
     envoy = fresh("{classes: [{name: critical, fallback: critical},"
                   " {name: internal, max_concurrency: 2, max_queue: 20, max_queue_ms: 20000, at_limit: reject}],"

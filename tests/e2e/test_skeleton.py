@@ -33,6 +33,22 @@ def test_json_request_and_response_pass_through_unchanged(envoy, mock):
     assert seen["headers"]["x-envoy-attempt-count"] == "1"
 
 
+def test_a_model_of_the_second_provider_is_sent_to_its_cluster(envoy, mock):
+    """The client filter names the first model's cluster in a request header after the route
+    was first looked at (for its metadata): the route must be picked again, or the request goes
+    to the default cluster while the headers say otherwise (the native build once did this)."""
+
+    def sent(cluster: str) -> int:
+        text = requests.get(envoy.admin + f"/stats?filter=^cluster\\.{cluster}\\.upstream_rq_total$", timeout=5).text
+        return int(text.split(":")[1]) if ":" in text else 0
+
+    before = {c: sent(c) for c in ("llm", "llm_b")}
+    r = post(envoy, "/v1/chat/completions", chat_body("claude-sonnet-4-5"))
+    assert r.status_code == 200 and r.headers["x-llm-provider"] == "llm_b"
+    assert sent("llm_b") == before["llm_b"] + 1
+    assert sent("llm") == before["llm"]
+
+
 def test_sse_stream_is_not_buffered(envoy, mock):
     mock.script("gpt-4o-mini", default={"chunk_delay_ms": 300, "chunks": 5})
     start = time.monotonic()

@@ -293,7 +293,5 @@ extern "C" {
         scheduler: Scheduler,
         event_id: u64,
     );
-    pub fn envoy_dynamic_module_callback_http_filter_config_scheduler_delete(
-        scheduler: Scheduler,
-    );
+    pub fn envoy_dynamic_module_callback_http_filter_config_scheduler_delete(scheduler: Scheduler);
 }

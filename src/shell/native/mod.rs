@@ -144,7 +144,6 @@ fn root_for(config: *const Config) -> Option<Rc<RefCell<Root>>> {
 
 /// Runs the due ticks of this worker's roots (all of them with `force`).
 fn tick(force: bool) {
-    if ablate() == 2 { return; }
     let now = now_ms();
     let due: Vec<(*const Config, Rc<RefCell<Root>>)> = WORKER.with(|w| {
         let Ok(mut worker) = w.try_borrow_mut() else {
@@ -164,7 +163,7 @@ fn tick(force: bool) {
     for (config, root) in due {
         raw::within(std::ptr::null_mut(), config, false, || {
             if let Ok(mut root) = root.try_borrow_mut() {
-                timed(14, || root.on_tick());
+                root.on_tick();
             }
         });
     }
@@ -314,15 +313,14 @@ mod flushers {
         }
     }
 
-    /// Timer thread: asks the main thread to flush every configuration with counts waiting.
+    /// Timer thread: asks the main thread to flush and publish, for every configuration.
     pub fn request() {
         let Ok(all) = all().lock() else {
             return;
         };
         let mut asked: Vec<usize> = Vec::new();
         for e in all.iter() {
-            let dirty = e.metrics.upgrade().is_some_and(|m| m.dirty());
-            if dirty && e.scheduler != 0 && !asked.contains(&e.config) {
+            if e.scheduler != 0 && !asked.contains(&e.config) {
                 asked.push(e.config);
                 // SAFETY: the scheduler lives until its configuration is destroyed, which
                 // removes this entry under this lock first.
@@ -484,21 +482,6 @@ impl Filter {
 }
 
 /// Runs one hook of the stream behind `module`.
-thread_local! { static TIMES: RefCell<[(u64, u64); 32]> = const { RefCell::new([(0, 0); 32]) }; }
-pub fn timed<T>(slot: usize, f: impl FnOnce() -> T) -> T {
-    if ablate() != 9 { return f(); }
-    let t = std::time::Instant::now();
-    let out = f();
-    let ns = t.elapsed().as_nanos() as u64;
-    TIMES.with(|t| { let mut t = t.borrow_mut(); t[slot].0 += ns; t[slot].1 += 1;
-        if slot == 9 && t[9].1 % 4000 == 0 {
-            let line: Vec<String> = t.iter().enumerate().filter(|(_, x)| x.1 > 0).map(|(i, x)| format!("{i}:{:.1}us", x.0 as f64 / x.1 as f64 / 1000.0)).collect();
-            let _ = raw::log(proxy_wasm::types::LogLevel::Warn, &format!("TIMES {}", line.join(" ")));
-        }
-    });
-    out
-}
-
 fn on_stream<T>(
     envoy: FilterEnvoy,
     module: *const c_void,
@@ -506,12 +489,6 @@ fn on_stream<T>(
     fallback: T,
     f: impl FnOnce(&mut Filter) -> T,
 ) -> T {
-    if ablate() == 1 { return fallback; }
-    if ablate() == 3 {
-        // SAFETY: test
-        let f = unsafe { (module as *mut Filter).as_ref() };
-        if f.is_some_and(|f| unsafe { f.config.as_ref() }.is_some_and(|c| c.name == "upstream")) { return fallback; }
-    }
     // SAFETY: `module` is the `Filter` this module created for this stream and Envoy calls
     // its hooks one at a time on its worker.
     let Some(filter) = (unsafe { (module as *mut Filter).as_mut() }) else {
@@ -519,16 +496,6 @@ fn on_stream<T>(
     };
     let config = filter.config;
     guarded(fallback, || raw::within(envoy, config, body, || f(filter)))
-}
-
-fn is_up(module: *const c_void) -> bool {
-    // SAFETY: test
-    unsafe { (module as *const Filter).as_ref() }.is_some_and(|f| unsafe { f.config.as_ref() }.is_some_and(|c| c.name == "upstream"))
-}
-
-fn ablate() -> u8 {
-    static A: OnceLock<u8> = OnceLock::new();
-    *A.get_or_init(|| std::env::var("LLMF_ABLATE").ok().and_then(|v| v.parse().ok()).unwrap_or(0))
 }
 
 fn status(action: Action) -> u32 {
@@ -555,9 +522,8 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_config_new(
         // SAFETY: Envoy's buffers, valid during this hook; copied.
         let (name, bytes) = unsafe { (name.bytes(), config.bytes()) };
         // SAFETY: Envoy's configuration, in its creation hook.
-        let scheduler = unsafe {
-            abi::envoy_dynamic_module_callback_http_filter_config_scheduler_new(envoy)
-        };
+        let scheduler =
+            unsafe { abi::envoy_dynamic_module_callback_http_filter_config_scheduler_new(envoy) };
         let config = Box::new(Config {
             envoy: envoy as usize,
             name: String::from_utf8_lossy(name).into_owned(),
@@ -568,15 +534,30 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_config_new(
             targets: Mutex::new(HashMap::new()),
         });
         let _ = wakers(); // starts the timer thread
-        // Configured once here (Envoy takes metric definitions only now); workers configure
-        // their own roots on their first stream, finding the metrics defined.
-        let valid = configure(&config).is_some();
+                          // Configured once here (Envoy takes metric definitions only now); workers configure
+                          // their own roots on their first stream, finding the metrics defined. This root stays,
+                          // on the main thread: once a second it publishes what lives in shared data (gauges of
+                          // budgets, circuits, latency, shaping), whether or not any worker has traffic.
+        let root = configure(&config);
         config.defining.store(false, Ordering::Relaxed);
-        if valid {
-            Box::into_raw(config).cast_const().cast()
-        } else {
-            std::ptr::null()
+        let Some(root) = root else {
+            return std::ptr::null();
+        };
+        let scheduler = config.scheduler;
+        let config = Box::into_raw(config).cast_const();
+        if let Some(plugin) = &root.plugin {
+            flushers::add(config, scheduler, &plugin.metrics);
         }
+        WORKER.with(|w| {
+            if let Ok(mut worker) = w.try_borrow_mut() {
+                worker.slots.push(Slot {
+                    config,
+                    root: Rc::new(RefCell::new(root)),
+                    next_tick_ms: 0,
+                });
+            }
+        });
+        config.cast()
     })
 }
 
@@ -622,15 +603,8 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_new(
     config: *const c_void,
     envoy: FilterEnvoy,
 ) -> *const c_void {
-    timed(11, || new_filter(config, envoy))
-}
-fn new_filter(
-    config: *const c_void,
-    envoy: FilterEnvoy,
-) -> *const c_void {
     guarded(std::ptr::null(), || {
         let config = config.cast::<Config>();
-        if ablate() == 1 { return 8usize as *const c_void; }
         tick(false);
         let id = WORKER.with(|w| {
             w.try_borrow_mut().ok().map(|mut worker| {
@@ -667,11 +641,9 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_request_headers(
     module: *const c_void,
     end_of_stream: bool,
 ) -> u32 {
-    if ablate() == 4 && !is_up(module) { return if end_of_stream { abi::CONTINUE } else { abi::STOP }; }
-    let up = is_up(module);
-    timed(1 + if up { 5 } else { 0 }, || on_stream(envoy, module, false, abi::CONTINUE, |f| {
+    on_stream(envoy, module, false, abi::CONTINUE, |f| {
         status(f.context.on_http_request_headers(0, end_of_stream))
-    }))
+    })
 }
 
 #[no_mangle]
@@ -680,16 +652,14 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_request_body(
     module: *const c_void,
     end_of_stream: bool,
 ) -> u32 {
-    if ablate() == 4 && !is_up(module) { return if end_of_stream { abi::CONTINUE } else { abi::STOP }; }
-    let up = is_up(module);
-    timed(2 + if up { 5 } else { 0 }, || on_stream(envoy, module, true, abi::CONTINUE, |f| {
+    on_stream(envoy, module, true, abi::CONTINUE, |f| {
         let size = raw::body_size(envoy, false);
         let action = f.context.on_http_request_body(size, end_of_stream);
         if end_of_stream && action != Action::Continue {
             f.hold();
         }
         status(action)
-    }))
+    })
 }
 
 #[no_mangle]
@@ -712,14 +682,13 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_response_headers(
     module: *const c_void,
     end_of_stream: bool,
 ) -> u32 {
-    let up = is_up(module);
-    timed(3 + if up { 5 } else { 0 }, || on_stream(envoy, module, false, abi::CONTINUE, |f| {
+    on_stream(envoy, module, false, abi::CONTINUE, |f| {
         let action = f.context.on_http_response_headers(0, end_of_stream);
         if action != Action::Continue {
             f.hold();
         }
         status(action)
-    }))
+    })
 }
 
 #[no_mangle]
@@ -728,15 +697,14 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_response_body(
     module: *const c_void,
     end_of_stream: bool,
 ) -> u32 {
-    let up = is_up(module);
-    timed(4 + if up { 5 } else { 0 }, || on_stream(envoy, module, true, abi::CONTINUE, |f| {
+    on_stream(envoy, module, true, abi::CONTINUE, |f| {
         let size = raw::body_size(envoy, true);
         let action = f.context.on_http_response_body(size, end_of_stream);
         if action != Action::Continue {
             f.hold();
         }
         status(action)
-    }))
+    })
 }
 
 #[no_mangle]
@@ -754,21 +722,16 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_stream_complete(
     envoy: FilterEnvoy,
     module: *const c_void,
 ) {
-    let up = is_up(module);
-    timed(5 + if up { 5 } else { 0 }, || on_stream(envoy, module, false, (), |f| {
+    on_stream(envoy, module, false, (), |f| {
         f.context.on_done();
         f.context.on_log();
-    }))
+    })
 }
 
 #[no_mangle]
 pub extern "C" fn envoy_dynamic_module_on_http_filter_destroy(module: *const c_void) {
-    let up = is_up(module);
-    timed(if up { 9 } else { 12 }, || destroy(module))
-}
-fn destroy(module: *const c_void) {
     guarded((), || {
-        if module.is_null() || ablate() == 1 {
+        if module.is_null() {
             return;
         }
         // SAFETY: created by `filter_new`; Envoy destroys it once, after its last hook.
@@ -807,7 +770,21 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_config_scheduled(
     config: *const c_void,
     _event_id: u64,
 ) {
-    guarded((), || flushers::flush(config.cast()))
+    guarded((), || {
+        flushers::flush(config.cast());
+        let root = WORKER.with(|w| {
+            let worker = w.try_borrow().ok()?;
+            let slot = worker.slots.iter().find(|s| s.config.cast() == config)?;
+            Some(slot.root.clone())
+        });
+        if let Some(root) = root {
+            raw::within(std::ptr::null_mut(), config.cast(), false, || {
+                if let Ok(mut root) = root.try_borrow_mut() {
+                    root.on_tick();
+                }
+            });
+        }
+    })
 }
 
 #[no_mangle]

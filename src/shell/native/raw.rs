@@ -30,7 +30,12 @@ thread_local! {
 
 /// Runs `f` as the hook of `filter` under `config`, restoring the previous stream afterwards
 /// (a hook can resume another stream, whose hooks then run nested).
-pub fn within<T>(filter: FilterEnvoy, config: *const Config, body: bool, f: impl FnOnce() -> T) -> T {
+pub fn within<T>(
+    filter: FilterEnvoy,
+    config: *const Config,
+    body: bool,
+    f: impl FnOnce() -> T,
+) -> T {
     let previous = (CURRENT.get(), CONFIG.get(), IN_BODY.get());
     CURRENT.set(filter);
     CONFIG.set(config);
@@ -99,9 +104,7 @@ pub fn log_level() -> Result<u32, Status> {
     Ok(abi::LOG_CRITICAL)
 }
 
-pub fn header(map: MapType, name: &str) -> Result<Option<Vec<u8>>, Status> { super::timed(24, || header_inner(map, name)) }
-
-pub fn header_inner(map: MapType, name: &str) -> Result<Option<Vec<u8>>, Status> {
+pub fn header(map: MapType, name: &str) -> Result<Option<Vec<u8>>, Status> {
     let (filter, kind) = (current()?, header_type(map)?);
     let mut value = EnvoyBuffer::EMPTY;
     let mut count = 0usize;
@@ -120,9 +123,7 @@ pub fn header_inner(map: MapType, name: &str) -> Result<Option<Vec<u8>>, Status>
     Ok((found && count > 0).then(|| unsafe { value.bytes() }.to_vec()))
 }
 
-pub fn headers(map: MapType) -> Result<Vec<(String, Vec<u8>)>, Status> { super::timed(16, || headers_inner(map)) }
-
-pub fn headers_inner(map: MapType) -> Result<Vec<(String, Vec<u8>)>, Status> {
+pub fn headers(map: MapType) -> Result<Vec<(String, Vec<u8>)>, Status> {
     let (filter, kind) = (current()?, header_type(map)?);
     // SAFETY: no pointers.
     let size = unsafe { abi::envoy_dynamic_module_callback_http_get_headers_size(filter, kind) };
@@ -147,8 +148,16 @@ pub fn headers_inner(map: MapType) -> Result<Vec<(String, Vec<u8>)>, Status> {
             // SAFETY: Envoy's buffers, valid during this hook.
             let (key, value) = unsafe {
                 (
-                    EnvoyBuffer { ptr: h.key_ptr, len: h.key_len }.bytes(),
-                    EnvoyBuffer { ptr: h.value_ptr, len: h.value_len }.bytes(),
+                    EnvoyBuffer {
+                        ptr: h.key_ptr,
+                        len: h.key_len,
+                    }
+                    .bytes(),
+                    EnvoyBuffer {
+                        ptr: h.value_ptr,
+                        len: h.value_len,
+                    }
+                    .bytes(),
                 )
             };
             (String::from_utf8_lossy(key).into_owned(), value.to_vec())
@@ -176,15 +185,11 @@ fn put_header(map: MapType, name: &str, value: ModuleBuffer) -> Result<(), Statu
     Ok(())
 }
 
-pub fn set_header(map: MapType, name: &str, value: &str) -> Result<(), Status> { super::timed(20, || set_header_inner(map, name, value)) }
-
-pub fn set_header_inner(map: MapType, name: &str, value: &str) -> Result<(), Status> {
+pub fn set_header(map: MapType, name: &str, value: &str) -> Result<(), Status> {
     put_header(map, name, ModuleBuffer::of(value.as_bytes()))
 }
 
-pub fn remove_header(map: MapType, name: &str) -> Result<(), Status> { super::timed(19, || remove_header_inner(map, name)) }
-
-pub fn remove_header_inner(map: MapType, name: &str) -> Result<(), Status> {
+pub fn remove_header(map: MapType, name: &str) -> Result<(), Status> {
     put_header(map, name, ModuleBuffer::NULL)
 }
 
@@ -238,7 +243,8 @@ pub fn body_size(filter: FilterEnvoy, response: bool) -> usize {
         (abi::BUFFERED_REQUEST_BODY, abi::RECEIVED_REQUEST_BODY)
     };
     // SAFETY: no pointers.
-    let size = |kind| unsafe { abi::envoy_dynamic_module_callback_http_get_body_size(filter, kind) };
+    let size =
+        |kind| unsafe { abi::envoy_dynamic_module_callback_http_get_body_size(filter, kind) };
     let mut total = size(buffered);
     if !received_is_buffered(filter, response) {
         total += size(received);
@@ -246,9 +252,7 @@ pub fn body_size(filter: FilterEnvoy, response: bool) -> usize {
     total
 }
 
-pub fn buffer(kind: BufferType, start: usize, size: usize) -> Result<Option<Vec<u8>>, Status> { super::timed(21, || buffer_inner(kind, start, size)) }
-
-pub fn buffer_inner(kind: BufferType, start: usize, size: usize) -> Result<Option<Vec<u8>>, Status> {
+pub fn buffer(kind: BufferType, start: usize, size: usize) -> Result<Option<Vec<u8>>, Status> {
     let response = match kind {
         BufferType::PluginConfiguration => {
             let bytes = &config()?.bytes;
@@ -283,7 +287,12 @@ pub fn buffer_inner(kind: BufferType, start: usize, size: usize) -> Result<Optio
 }
 
 /// Replaces the whole body (the only replacement the shell makes: `start` 0, every byte).
-pub fn set_buffer(kind: BufferType, start: usize, _size: usize, value: &[u8]) -> Result<(), Status> {
+pub fn set_buffer(
+    kind: BufferType,
+    start: usize,
+    _size: usize,
+    value: &[u8],
+) -> Result<(), Status> {
     let (buffered, received) = match kind {
         BufferType::HttpRequestBody => (abi::BUFFERED_REQUEST_BODY, abi::RECEIVED_REQUEST_BODY),
         BufferType::HttpResponseBody => (abi::BUFFERED_RESPONSE_BODY, abi::RECEIVED_RESPONSE_BODY),
@@ -314,18 +323,14 @@ fn attribute_string(filter: FilterEnvoy, attribute: u32) -> Option<Vec<u8>> {
     // SAFETY: a pointer to a live local; the value is copied before the hook ends.
     unsafe {
         abi::envoy_dynamic_module_callback_http_filter_get_attribute_string(
-            filter,
-            attribute,
-            &mut value,
+            filter, attribute, &mut value,
         )
         .then(|| value.bytes().to_vec())
     }
 }
 
 /// The request-scoped property names the shell reads, from their dynamic-module sources.
-pub fn property(path: &[&str]) -> Result<Option<Vec<u8>>, Status> { super::timed(17, || property_inner(path)) }
-
-pub fn property_inner(path: &[&str]) -> Result<Option<Vec<u8>>, Status> {
+pub fn property(path: &[&str]) -> Result<Option<Vec<u8>>, Status> {
     match path {
         ["plugin_root_id"] => return Ok(Some(config()?.name.as_bytes().to_vec())),
         ["plugin_vm_id"] => return Ok(Some(b"native".to_vec())),
@@ -412,9 +417,7 @@ fn state_key(key: &str) -> String {
     format!("wasm.{key}")
 }
 
-pub fn set_property(path: &[&str], value: &[u8]) -> Result<(), Status> { super::timed(18, || set_property_inner(path, value)) }
-
-pub fn set_property_inner(path: &[&str], value: &[u8]) -> Result<(), Status> {
+pub fn set_property(path: &[&str], value: &[u8]) -> Result<(), Status> {
     let [key] = path else {
         return Err(Status::BadArgument);
     };
@@ -488,9 +491,7 @@ fn shared() -> &'static SharedData {
     SHARED.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-pub fn shared_data(key: &str) -> Result<(Option<Vec<u8>>, Option<u32>), Status> { super::timed(22, || shared_data_inner(key)) }
-
-pub fn shared_data_inner(key: &str) -> Result<(Option<Vec<u8>>, Option<u32>), Status> {
+pub fn shared_data(key: &str) -> Result<(Option<Vec<u8>>, Option<u32>), Status> {
     let map = shared().lock().map_err(|_| Status::InternalFailure)?;
     Ok(match map.get(key) {
         Some((value, cas)) => (Some(value.clone()), Some(*cas)),
@@ -498,9 +499,7 @@ pub fn shared_data_inner(key: &str) -> Result<(Option<Vec<u8>>, Option<u32>), St
     })
 }
 
-pub fn set_shared_data(key: &str, value: &[u8], cas: Option<u32>) -> Result<(), Status> { super::timed(23, || set_shared_data_inner(key, value, cas)) }
-
-pub fn set_shared_data_inner(key: &str, value: &[u8], cas: Option<u32>) -> Result<(), Status> {
+pub fn set_shared_data(key: &str, value: &[u8], cas: Option<u32>) -> Result<(), Status> {
     let mut map = shared().lock().map_err(|_| Status::InternalFailure)?;
     let next = match (map.get(key), cas) {
         (Some((_, current)), Some(cas)) if *current != cas => return Err(Status::CasMismatch),
@@ -609,8 +608,6 @@ fn metric_call(
     call: unsafe extern "C" fn(abi::ConfigEnvoy, usize, *mut ModuleBuffer, usize, u64) -> u32,
     value: u64,
 ) -> Result<(), Status> {
-    static OFF: OnceLock<bool> = OnceLock::new();
-    if *OFF.get_or_init(|| std::env::var_os("LLMF_NO_METRICS").is_some()) { return Ok(()); }
     let (envoy, id) = metric_target(config()?, id);
     // SAFETY: the configuration is live (see `config`; a canonical one is forgotten before it
     // goes); no labels.
@@ -654,7 +651,11 @@ pub fn increment_metric(id: u32, delta: i64) -> Result<(), Status> {
 
 pub fn record_metric(id: u32, value: u64) -> Result<(), Status> {
     match id & ((1 << KIND_BITS) - 1) {
-        1 => metric_call(id, abi::envoy_dynamic_module_callback_http_filter_config_set_gauge, value),
+        1 => metric_call(
+            id,
+            abi::envoy_dynamic_module_callback_http_filter_config_set_gauge,
+            value,
+        ),
         2 => metric_call(
             id,
             abi::envoy_dynamic_module_callback_http_filter_config_record_histogram_value,
