@@ -34,6 +34,10 @@ mod raw;
 pub(crate) mod raw;
 #[cfg(all(not(target_arch = "wasm32"), feature = "native"))]
 use native::raw;
+/// The native build's host-free parts, tested natively without it.
+#[cfg(all(test, not(feature = "native")))]
+#[path = "native/memory.rs"]
+mod native_memory;
 mod requests;
 mod shaping;
 mod shared_health;

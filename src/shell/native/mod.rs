@@ -15,6 +15,7 @@
 #![allow(unsafe_code)]
 
 pub mod abi;
+pub mod memory;
 pub mod raw;
 
 use super::{PassThrough, Root};
@@ -606,6 +607,9 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_new(
     guarded(std::ptr::null(), || {
         let config = config.cast::<Config>();
         tick(false);
+        // What other workers told this one (a load trigger flip, a freed slot) is known before
+        // this stream is judged.
+        deliver_queues();
         let id = WORKER.with(|w| {
             w.try_borrow_mut().ok().map(|mut worker| {
                 worker.next_id = worker.next_id.wrapping_add(1).max(1);
@@ -772,6 +776,7 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_config_scheduled(
 ) {
     guarded((), || {
         flushers::flush(config.cast());
+        deliver_queues();
         let root = WORKER.with(|w| {
             let worker = w.try_borrow().ok()?;
             let slot = worker.slots.iter().find(|s| s.config.cast() == config)?;

@@ -8,6 +8,7 @@
 #![allow(unsafe_code)]
 
 use super::abi::{self, EnvoyBuffer, EnvoyHeader, FilterEnvoy, ModuleBuffer, ModuleHeader};
+use super::memory::{copy_range, SharedStore};
 use super::{queues, Config};
 use proxy_wasm::types::{BufferType, LogLevel, MapType, MetricType, Status};
 use std::cell::Cell;
@@ -265,25 +266,10 @@ pub fn buffer(kind: BufferType, start: usize, size: usize) -> Result<Option<Vec<
         _ => return Err(Status::BadArgument),
     };
     let filter = current()?;
-    let end = start.saturating_add(size);
-    let mut out = Vec::new();
-    let mut offset = 0usize;
-    for chunk in body_chunks(filter, response) {
-        // SAFETY: Envoy's buffer, valid during this hook; copied at once.
-        let bytes = unsafe { chunk.bytes() };
-        let (from, to) = (offset, offset + bytes.len());
-        offset = to;
-        if to <= start {
-            continue;
-        }
-        if from >= end {
-            break;
-        }
-        let lo = start.saturating_sub(from);
-        let hi = bytes.len().min(end - from);
-        out.extend_from_slice(bytes.get(lo..hi).unwrap_or_default());
-    }
-    Ok(Some(out))
+    let chunks = body_chunks(filter, response);
+    // SAFETY: Envoy's buffers, valid during this hook; copied at once.
+    let bytes = chunks.iter().map(|c| unsafe { c.bytes() });
+    Ok(Some(copy_range(bytes, start, size)))
 }
 
 /// Replaces the whole body (the only replacement the shell makes: `start` 0, every byte).
@@ -482,32 +468,20 @@ pub fn set_effective_context(context_id: u32) -> Result<(), Status> {
     Ok(())
 }
 
-/// Shared data: key -> (value, CAS token that changes on every write).
-type SharedData = Mutex<HashMap<String, (Vec<u8>, u32)>>;
-
 /// Process-wide shared data.
-fn shared() -> &'static SharedData {
-    static SHARED: OnceLock<SharedData> = OnceLock::new();
-    SHARED.get_or_init(|| Mutex::new(HashMap::new()))
+fn shared() -> &'static Mutex<SharedStore> {
+    static SHARED: OnceLock<Mutex<SharedStore>> = OnceLock::new();
+    SHARED.get_or_init(|| Mutex::new(SharedStore::default()))
 }
 
 pub fn shared_data(key: &str) -> Result<(Option<Vec<u8>>, Option<u32>), Status> {
-    let map = shared().lock().map_err(|_| Status::InternalFailure)?;
-    Ok(match map.get(key) {
-        Some((value, cas)) => (Some(value.clone()), Some(*cas)),
-        None => (None, None),
-    })
+    let store = shared().lock().map_err(|_| Status::InternalFailure)?;
+    Ok(store.get(key))
 }
 
 pub fn set_shared_data(key: &str, value: &[u8], cas: Option<u32>) -> Result<(), Status> {
-    let mut map = shared().lock().map_err(|_| Status::InternalFailure)?;
-    let next = match (map.get(key), cas) {
-        (Some((_, current)), Some(cas)) if *current != cas => return Err(Status::CasMismatch),
-        (Some((_, current)), _) => current.wrapping_add(1).max(1),
-        (None, _) => 1,
-    };
-    map.insert(key.to_owned(), (value.to_vec(), next));
-    Ok(())
+    let mut store = shared().lock().map_err(|_| Status::InternalFailure)?;
+    store.set(key, value, cas)
 }
 
 // Metric ids carry their kind in the low two bits; the rest is Envoy's id.
