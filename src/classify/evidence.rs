@@ -232,10 +232,7 @@ impl Evidence {
         }
         // iFlytek Spark: `{"header": {"code": 10003, "message": "...", "sid": ...}}` (0: success).
         if let Some(Value::Object(header)) = map.get("header") {
-            let failed = header
-                .get("code")
-                .and_then(code_text)
-                .is_some_and(|c| c != "0");
+            let failed = failing_code(header, "code").is_some();
             if failed && header.get("message").is_some_and(Value::is_string) {
                 self.has_error_envelope = true;
                 self.read_error_object(header, depth);
@@ -244,16 +241,11 @@ impl Evidence {
         // MiniMax: `{"base_resp": {"status_code": 1008, "status_msg": "insufficient balance"}}`
         // (0: success), beside or instead of the answer.
         if let Some(Value::Object(base)) = map.get("base_resp") {
-            let failed = base
-                .get("status_code")
-                .and_then(code_text)
-                .is_some_and(|c| c != "0");
-            if let (true, Some(Value::String(message))) = (failed, base.get("status_msg")) {
+            let failed = failing_code(base, "status_code");
+            if let (Some(code), Some(Value::String(message))) = (failed, base.get("status_msg")) {
                 self.has_error_envelope = true;
                 self.push_message(message);
-                if let Some(code) = base.get("status_code").and_then(code_text) {
-                    self.push_code("base_resp.status_code", code);
-                }
+                self.push_code("base_resp.status_code", code);
             }
         }
         // Cloudflare's API envelope (`{"errors": [{"code": 3036, "message": "..."}], "success":
@@ -479,6 +471,11 @@ impl Evidence {
 }
 
 /// Codes are strings (`"insufficient_quota"`) or numbers (`1113`, `17`).
+/// The code under `key` of an envelope whose code 0 means success, when it is another code.
+fn failing_code(envelope: &Map<String, Value>, key: &str) -> Option<String> {
+    envelope.get(key).and_then(code_text).filter(|c| c != "0")
+}
+
 fn code_text(value: &Value) -> Option<String> {
     match value {
         Value::String(s) if !s.is_empty() => Some(s.clone()),
