@@ -726,10 +726,7 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_stream_complete(
     envoy: FilterEnvoy,
     module: *const c_void,
 ) {
-    on_stream(envoy, module, false, (), |f| {
-        f.context.on_done();
-        f.context.on_log();
-    })
+    on_stream(envoy, module, false, (), Filter::finish)
 }
 
 #[no_mangle]
