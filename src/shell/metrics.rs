@@ -3,7 +3,8 @@
 //! An event only bumps a local delta (no host call on the request path). The root context's
 //! timer adds the deltas to the Envoy stats (`increment_metric`) and to shared data (CAS), so
 //! requests never take the process-wide shared-data lock, and the key set stays the fixed set
-//! of [`CounterSet`]. Stats and the status document lag by at most the flush period.
+//! of [`CounterSet`]. Stats and the status document lag by at most the flush period. (The
+//! native build folds every worker's deltas in from the main thread, once a second.)
 
 use super::host;
 use crate::config::Config;

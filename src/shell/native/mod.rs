@@ -8,9 +8,10 @@
 //! shell's single-threaded code is unchanged; shared data and shared queues are process memory.
 //!
 //! Timers: proxy-wasm ticks every root context; here a worker runs its roots' due ticks when a
-//! stream starts, when its last stream ends (so counters never wait for more traffic), and, while
-//! one of its streams is held (a stream-start hold, a queued request), from a timer thread that
-//! schedules an event on that stream (`scheduler_commit`, which Envoy delivers on the worker).
+//! stream starts and, while one of its streams is held (a stream-start hold, a queued request),
+//! from a timer thread that schedules an event on that stream (`scheduler_commit`, which Envoy
+//! delivers on the worker). Counters and the gauges kept in shared data are published once a
+//! second from the main thread (see `flushers`), so an idle worker strands nothing.
 
 #![allow(unsafe_code)]
 
@@ -45,6 +46,13 @@ pub struct Config {
     scheduler: usize,
     /// Metric id -> where it is counted (see `raw::metric_target`), resolved on first use.
     targets: Mutex<HashMap<u32, (usize, u32)>>,
+}
+
+impl Config {
+    /// Whether this is the HTTP connection manager's filter (`filter_name: client`).
+    fn is_client(&self) -> bool {
+        super::Role::from_root_id(&self.name) == Some(super::Role::Client)
+    }
 }
 
 /// One stream of one configuration on a worker.
@@ -120,13 +128,31 @@ fn configure(config: &Config) -> Option<Root> {
     ok.then_some(root)
 }
 
+/// This thread's root for `config`, if it has one.
+fn root_of(config: *const Config) -> Option<Rc<RefCell<Root>>> {
+    WORKER.with(|w| {
+        let worker = w.try_borrow().ok()?;
+        let slot = worker.slots.iter().find(|s| s.config == config)?;
+        Some(slot.root.clone())
+    })
+}
+
+/// Runs `f` on `root` as a configuration step of `config` (no stream).
+fn on_root(config: *const Config, root: &RefCell<Root>, f: impl FnOnce(&mut Root)) {
+    raw::within(std::ptr::null_mut(), config, false, || {
+        if let Ok(mut root) = root.try_borrow_mut() {
+            f(&mut root);
+        }
+    });
+}
+
 /// This worker's root for `config`, configured on first use.
 fn root_for(config: *const Config) -> Option<Rc<RefCell<Root>>> {
+    if let Some(root) = root_of(config) {
+        return Some(root);
+    }
     WORKER.with(|w| {
         let mut worker = w.try_borrow_mut().ok()?;
-        if let Some(slot) = worker.slots.iter().find(|s| s.config == config) {
-            return Some(slot.root.clone());
-        }
         // SAFETY: Envoy keeps the configuration alive while it creates filters from it.
         let native = unsafe { config.as_ref() }?;
         let root = configure(native)?;
@@ -143,8 +169,8 @@ fn root_for(config: *const Config) -> Option<Rc<RefCell<Root>>> {
     })
 }
 
-/// Runs the due ticks of this worker's roots (all of them with `force`).
-fn tick(force: bool) {
+/// Runs the due ticks of this worker's roots.
+fn tick() {
     let now = now_ms();
     let due: Vec<(*const Config, Rc<RefCell<Root>>)> = WORKER.with(|w| {
         let Ok(mut worker) = w.try_borrow_mut() else {
@@ -153,7 +179,7 @@ fn tick(force: bool) {
         worker
             .slots
             .iter_mut()
-            .filter(|s| force || now >= s.next_tick_ms)
+            .filter(|s| now >= s.next_tick_ms)
             .map(|s| {
                 let period = raw::period_of(s.config).unwrap_or(1000);
                 s.next_tick_ms = now + u64::from(period.max(1));
@@ -162,32 +188,16 @@ fn tick(force: bool) {
             .collect()
     });
     for (config, root) in due {
-        raw::within(std::ptr::null_mut(), config, false, || {
-            if let Ok(mut root) = root.try_borrow_mut() {
-                root.on_tick();
-            }
-        });
+        on_root(config, &root, Root::on_tick);
     }
 }
 
 /// Delivers the shared-queue items waiting for this worker's roots.
 fn deliver_queues() {
     for (id, config) in queues::ready_for(thread_key()) {
-        let root = WORKER.with(|w| {
-            w.try_borrow().ok().and_then(|worker| {
-                worker
-                    .slots
-                    .iter()
-                    .find(|s| s.config as usize == config)
-                    .map(|s| s.root.clone())
-            })
-        });
-        if let Some(root) = root {
-            raw::within(std::ptr::null_mut(), config as *const Config, false, || {
-                if let Ok(mut root) = root.try_borrow_mut() {
-                    root.on_queue_ready(id);
-                }
-            });
+        let config = config as *const Config;
+        if let Some(root) = root_of(config) {
+            on_root(config, &root, |root| root.on_queue_ready(id));
         }
     }
 }
@@ -196,6 +206,7 @@ fn deliver_queues() {
 pub mod queues {
     use super::Status;
     use std::collections::VecDeque;
+    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Mutex, OnceLock};
 
     struct Queue {
@@ -210,8 +221,18 @@ pub mod queues {
         QUEUES.get_or_init(|| Mutex::new(Vec::new()))
     }
 
+    /// Items waiting in all queues: lets a stream start skip the lock when there are none.
+    static WAITING: AtomicUsize = AtomicUsize::new(0);
+
     fn id_of(index: usize) -> Result<u32, Status> {
         u32::try_from(index + 1).map_err(|_| Status::InternalFailure)
+    }
+
+    fn queue_mut(queues: &mut [Queue], id: u32) -> Result<&mut Queue, Status> {
+        (id as usize)
+            .checked_sub(1)
+            .and_then(|i| queues.get_mut(i))
+            .ok_or(Status::NotFound)
     }
 
     pub fn register(name: &str, config: *const super::Config) -> Result<u32, Status> {
@@ -242,11 +263,9 @@ pub mod queues {
     pub fn enqueue(id: u32, value: &[u8]) -> Result<(), Status> {
         let owner = {
             let mut queues = all().lock().map_err(|_| Status::InternalFailure)?;
-            let q = (id as usize)
-                .checked_sub(1)
-                .and_then(|i| queues.get_mut(i))
-                .ok_or(Status::NotFound)?;
+            let q = queue_mut(&mut queues, id)?;
             q.items.push_back(value.to_vec());
+            WAITING.fetch_add(1, Ordering::Release);
             q.owner
         };
         super::wake(owner);
@@ -255,15 +274,18 @@ pub mod queues {
 
     pub fn dequeue(id: u32) -> Result<Option<Vec<u8>>, Status> {
         let mut queues = all().lock().map_err(|_| Status::InternalFailure)?;
-        let q = (id as usize)
-            .checked_sub(1)
-            .and_then(|i| queues.get_mut(i))
-            .ok_or(Status::NotFound)?;
-        Ok(q.items.pop_front())
+        let item = queue_mut(&mut queues, id)?.items.pop_front();
+        if item.is_some() {
+            WAITING.fetch_sub(1, Ordering::Release);
+        }
+        Ok(item)
     }
 
     /// Queues owned by `owner` with items waiting: (id, configuration).
     pub fn ready_for(owner: u64) -> Vec<(u32, usize)> {
+        if WAITING.load(Ordering::Acquire) == 0 {
+            return Vec::new();
+        }
         let Ok(queues) = all().lock() else {
             return Vec::new();
         };
@@ -446,10 +468,16 @@ fn wake(thread: u64) {
     }
 }
 
-/// Called when the shell changes a timer period (nothing to do: periods are read per tick).
-pub fn timer_changed() {}
-
 impl Filter {
+    /// The status for Envoy of what the shell answered; a held stream lets the timer reach it.
+    fn answer(&mut self, action: Action) -> u32 {
+        if action == Action::Continue {
+            return abi::CONTINUE;
+        }
+        self.hold();
+        abi::STOP
+    }
+
     /// Lets the timer thread reach this worker while this stream is held.
     fn hold(&mut self) {
         if !self.scheduler.is_null() {
@@ -534,11 +562,12 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_config_new(
             scheduler: scheduler as usize,
             targets: Mutex::new(HashMap::new()),
         });
-        let _ = wakers(); // starts the timer thread
-                          // Configured once here (Envoy takes metric definitions only now); workers configure
-                          // their own roots on their first stream, finding the metrics defined. This root stays,
-                          // on the main thread: once a second it publishes what lives in shared data (gauges of
-                          // budgets, circuits, latency, shaping), whether or not any worker has traffic.
+        // Starts the timer thread.
+        let _ = wakers();
+        // Configured once here (Envoy takes metric definitions only now); workers configure
+        // their own roots on their first stream, finding the metrics defined. This root stays,
+        // on the main thread: once a second it publishes what lives in shared data (gauges of
+        // budgets, circuits, latency, shaping), whether or not any worker has traffic.
         let root = configure(&config);
         config.defining.store(false, Ordering::Relaxed);
         let Some(root) = root else {
@@ -606,7 +635,7 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_new(
 ) -> *const c_void {
     guarded(std::ptr::null(), || {
         let config = config.cast::<Config>();
-        tick(false);
+        tick();
         // What other workers told this one (a load trigger flip, a freed slot) is known before
         // this stream is judged.
         deliver_queues();
@@ -658,11 +687,11 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_request_body(
 ) -> u32 {
     on_stream(envoy, module, true, abi::CONTINUE, |f| {
         let size = raw::body_size(envoy, false);
-        let action = f.context.on_http_request_body(size, end_of_stream);
-        if end_of_stream && action != Action::Continue {
-            f.hold();
+        match f.context.on_http_request_body(size, end_of_stream) {
+            // Buffering until the body ends is no hold: the rest of the body ends it.
+            action if !end_of_stream => status(action),
+            action => f.answer(action),
         }
-        status(action)
     })
 }
 
@@ -673,10 +702,7 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_request_trailers(
 ) -> u32 {
     on_stream(envoy, module, false, abi::CONTINUE, |f| {
         let action = f.context.on_http_request_trailers(0);
-        if action != Action::Continue {
-            f.hold();
-        }
-        status(action)
+        f.answer(action)
     })
 }
 
@@ -688,10 +714,7 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_response_headers(
 ) -> u32 {
     on_stream(envoy, module, false, abi::CONTINUE, |f| {
         let action = f.context.on_http_response_headers(0, end_of_stream);
-        if action != Action::Continue {
-            f.hold();
-        }
-        status(action)
+        f.answer(action)
     })
 }
 
@@ -704,10 +727,7 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_response_body(
     on_stream(envoy, module, true, abi::CONTINUE, |f| {
         let size = raw::body_size(envoy, true);
         let action = f.context.on_http_response_body(size, end_of_stream);
-        if action != Action::Continue {
-            f.hold();
-        }
-        status(action)
+        f.answer(action)
     })
 }
 
@@ -760,7 +780,7 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_scheduled(
     _event_id: u64,
 ) {
     on_stream(envoy, module, false, (), |_| {
-        tick(false);
+        tick();
         deliver_queues();
     })
 }
@@ -772,19 +792,11 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_config_scheduled(
     _event_id: u64,
 ) {
     guarded((), || {
-        flushers::flush(config.cast());
+        let config = config.cast::<Config>();
+        flushers::flush(config);
         deliver_queues();
-        let root = WORKER.with(|w| {
-            let worker = w.try_borrow().ok()?;
-            let slot = worker.slots.iter().find(|s| s.config.cast() == config)?;
-            Some(slot.root.clone())
-        });
-        if let Some(root) = root {
-            raw::within(std::ptr::null_mut(), config.cast(), false, || {
-                if let Ok(mut root) = root.try_borrow_mut() {
-                    root.on_tick();
-                }
-            });
+        if let Some(root) = root_of(config) {
+            on_root(config, &root, Root::on_tick);
         }
     })
 }

@@ -166,10 +166,19 @@ pub fn headers(map: MapType) -> Result<Vec<(String, Vec<u8>)>, Status> {
         .collect())
 }
 
+/// A callback's success flag as a status.
+fn done(ok: bool) -> Result<(), Status> {
+    if ok {
+        Ok(())
+    } else {
+        Err(Status::BadArgument)
+    }
+}
+
 fn put_header(map: MapType, name: &str, value: ModuleBuffer) -> Result<(), Status> {
     let (filter, kind) = (current()?, header_type(map)?);
     // SAFETY: the key and value outlive the call.
-    let done = unsafe {
+    let set = unsafe {
         abi::envoy_dynamic_module_callback_http_set_header(
             filter,
             kind,
@@ -177,10 +186,8 @@ fn put_header(map: MapType, name: &str, value: ModuleBuffer) -> Result<(), Statu
             value,
         )
     };
-    if !done {
-        return Err(Status::BadArgument);
-    }
-    if kind == abi::REQUEST_HEADER && config().is_ok_and(|c| c.name == "client") {
+    done(set)?;
+    if kind == abi::REQUEST_HEADER && config().is_ok_and(|c| c.is_client()) {
         REROUTE.set(filter);
     }
     Ok(())
@@ -210,14 +217,19 @@ fn chunks(filter: FilterEnvoy, kind: u32) -> Vec<EnvoyBuffer> {
     out
 }
 
-/// The body as proxy-wasm presents it: what was buffered so far, then the chunk just received
-/// (unless that chunk is the buffered body itself).
-fn body_chunks(filter: FilterEnvoy, response: bool) -> Vec<EnvoyBuffer> {
-    let (buffered, received) = if response {
+/// The (buffered, received) body types of the request or the response.
+fn body_types(response: bool) -> (u32, u32) {
+    if response {
         (abi::BUFFERED_RESPONSE_BODY, abi::RECEIVED_RESPONSE_BODY)
     } else {
         (abi::BUFFERED_REQUEST_BODY, abi::RECEIVED_REQUEST_BODY)
-    };
+    }
+}
+
+/// The body as proxy-wasm presents it: what was buffered so far, then the chunk just received
+/// (unless that chunk is the buffered body itself).
+fn body_chunks(filter: FilterEnvoy, response: bool) -> Vec<EnvoyBuffer> {
+    let (buffered, received) = body_types(response);
     let mut all = chunks(filter, buffered);
     if IN_BODY.get() && !received_is_buffered(filter, response) {
         all.extend(chunks(filter, received));
@@ -238,11 +250,7 @@ fn received_is_buffered(filter: FilterEnvoy, response: bool) -> bool {
 
 /// The size of the body as [`buffer`] presents it.
 pub fn body_size(filter: FilterEnvoy, response: bool) -> usize {
-    let (buffered, received) = if response {
-        (abi::BUFFERED_RESPONSE_BODY, abi::RECEIVED_RESPONSE_BODY)
-    } else {
-        (abi::BUFFERED_REQUEST_BODY, abi::RECEIVED_REQUEST_BODY)
-    };
+    let (buffered, received) = body_types(response);
     // SAFETY: no pointers.
     let size =
         |kind| unsafe { abi::envoy_dynamic_module_callback_http_get_body_size(filter, kind) };
@@ -280,8 +288,8 @@ pub fn set_buffer(
     value: &[u8],
 ) -> Result<(), Status> {
     let (buffered, received) = match kind {
-        BufferType::HttpRequestBody => (abi::BUFFERED_REQUEST_BODY, abi::RECEIVED_REQUEST_BODY),
-        BufferType::HttpResponseBody => (abi::BUFFERED_RESPONSE_BODY, abi::RECEIVED_RESPONSE_BODY),
+        BufferType::HttpRequestBody => body_types(false),
+        BufferType::HttpResponseBody => body_types(true),
         _ => return Err(Status::BadArgument),
     };
     if start != 0 {
@@ -290,18 +298,14 @@ pub fn set_buffer(
     let filter = current()?;
     let target = if IN_BODY.get() { received } else { buffered };
     // SAFETY: the value outlives the call; the drains take no pointers.
-    let done = unsafe {
+    let appended = unsafe {
         abi::envoy_dynamic_module_callback_http_drain_body(filter, buffered, usize::MAX);
         if IN_BODY.get() {
             abi::envoy_dynamic_module_callback_http_drain_body(filter, received, usize::MAX);
         }
         abi::envoy_dynamic_module_callback_http_append_body(filter, target, ModuleBuffer::of(value))
     };
-    if done {
-        Ok(())
-    } else {
-        Err(Status::BadArgument)
-    }
+    done(appended)
 }
 
 fn attribute_string(filter: FilterEnvoy, attribute: u32) -> Option<Vec<u8>> {
@@ -366,7 +370,7 @@ pub fn property(path: &[&str]) -> Result<Option<Vec<u8>>, Status> {
                     abi::envoy_dynamic_module_callback_http_get_metadata_string(
                         filter,
                         abi::METADATA_ROUTE,
-                        ModuleBuffer::of(namespace.as_bytes()),
+                        ns,
                         ModuleBuffer::of(key.as_bytes()),
                         &mut value,
                     )
@@ -410,18 +414,13 @@ pub fn set_property(path: &[&str], value: &[u8]) -> Result<(), Status> {
     let filter = current()?;
     let key = state_key(key);
     // SAFETY: the key and value outlive the call.
-    let done = unsafe {
+    done(unsafe {
         abi::envoy_dynamic_module_callback_http_set_filter_state_bytes(
             filter,
             ModuleBuffer::of(key.as_bytes()),
             ModuleBuffer::of(value),
         )
-    };
-    if done {
-        Ok(())
-    } else {
-        Err(Status::BadArgument)
-    }
+    })
 }
 
 pub fn send_response(status: u32, headers: &[(&str, &[u8])], body: &[u8]) -> Result<(), Status> {
@@ -487,6 +486,11 @@ pub fn set_shared_data(key: &str, value: &[u8], cas: Option<u32>) -> Result<(), 
 // Metric ids carry their kind in the low two bits; the rest is Envoy's id.
 const KIND_BITS: u32 = 2;
 
+/// The `MetricType` a metric id carries.
+fn kind_of(id: u32) -> u32 {
+    id & ((1 << KIND_BITS) - 1)
+}
+
 /// Metrics of the HTTP connection manager's filter (role `client`) by name: (Envoy config, id).
 /// An upstream filter's configuration belongs to its cluster, whose stats scope would name its
 /// series `cluster.<name>.wasmcustom...`; its counts go to these instead, so that both builds
@@ -511,7 +515,7 @@ pub fn forget_metrics(config: *const Config) {
 
 /// Where a metric of the running configuration is counted: (Envoy config, id).
 fn metric_target(config: &Config, id: u32) -> (usize, u32) {
-    if config.name == "client" {
+    if config.is_client() {
         return (config.envoy, id);
     }
     if let Some(found) = config.targets.lock().ok().and_then(|t| t.get(&id).copied()) {
@@ -560,16 +564,14 @@ pub fn define_metric(kind: MetricType, name: &str) -> Result<u32, Status> {
             &mut envoy_id,
         )
     };
-    if result != abi::METRICS_SUCCESS {
-        return Err(Status::BadArgument);
-    }
+    done(result == abi::METRICS_SUCCESS)?;
     let id = u32::try_from(envoy_id)
         .ok()
         .and_then(|id| id.checked_shl(KIND_BITS))
         .ok_or(Status::InternalFailure)?
         | kind as u32;
     metrics.insert(name.to_owned(), id);
-    if config.name == "client" {
+    if config.is_client() {
         if let Ok(mut all) = canonical().lock() {
             all.insert(name.to_owned(), (config.envoy, id));
         }
@@ -594,16 +596,12 @@ fn metric_call(
             value,
         )
     };
-    if result == abi::METRICS_SUCCESS {
-        Ok(())
-    } else {
-        Err(Status::BadArgument)
-    }
+    done(result == abi::METRICS_SUCCESS)
 }
 
 pub fn increment_metric(id: u32, delta: i64) -> Result<(), Status> {
     let magnitude = delta.unsigned_abs();
-    match (id & ((1 << KIND_BITS) - 1), delta >= 0) {
+    match (kind_of(id), delta >= 0) {
         (0, true) => metric_call(
             id,
             abi::envoy_dynamic_module_callback_http_filter_config_increment_counter,
@@ -624,7 +622,7 @@ pub fn increment_metric(id: u32, delta: i64) -> Result<(), Status> {
 }
 
 pub fn record_metric(id: u32, value: u64) -> Result<(), Status> {
-    match id & ((1 << KIND_BITS) - 1) {
+    match kind_of(id) {
         1 => metric_call(
             id,
             abi::envoy_dynamic_module_callback_http_filter_config_set_gauge,
@@ -668,6 +666,5 @@ pub fn set_tick_period_ms(period_ms: u32) -> Result<(), Status> {
         return Err(Status::BadArgument);
     }
     PERIODS.with(|p| p.borrow_mut().insert(config as usize, period_ms));
-    super::timer_changed();
     Ok(())
 }
