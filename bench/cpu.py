@@ -45,7 +45,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests/e2e"))
 sys.path.insert(0, str(ROOT / "scripts"))
-from harness import Envoy, Mock, free_port, native_filters  # noqa: E402
+from harness import Envoy, Mock, edit_http_filters, free_port, native_filters  # noqa: E402
 
 LOADGEN = ROOT / "target/release/loadgen"
 EMPTY_WASM = ROOT / "bench/empty-filter/target/wasm32-wasip1/release/empty_filter.wasm"
@@ -67,17 +67,7 @@ def without_filter(config: dict) -> dict:
     def keep(f: dict) -> bool:
         return f.get("typed_config", {}).get("@type") != WASM_TYPE
 
-    for listener in config["static_resources"]["listeners"]:
-        for chain in listener["filter_chains"]:
-            for f in chain["filters"]:
-                hcm = f.get("typed_config", {})
-                if "http_filters" in hcm:
-                    hcm["http_filters"] = [h for h in hcm["http_filters"] if keep(h)]
-    for cluster in config["static_resources"]["clusters"]:
-        for options in cluster.get("typed_extension_protocol_options", {}).values():
-            if "http_filters" in options:
-                options["http_filters"] = [h for h in options["http_filters"] if keep(h)]
-    return config
+    return edit_http_filters(config, lambda filters: [h for h in filters if keep(h)])
 
 
 def dicts(node):

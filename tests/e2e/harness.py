@@ -302,16 +302,22 @@ def native_filters(config: dict, module: Path = NATIVE_MODULE) -> dict:
             "filter_config": {"@type": "type.googleapis.com/google.protobuf.StringValue", "value": json.dumps(value)},
         }}
 
+    return edit_http_filters(config, lambda filters: [convert(h) for h in filters])
+
+
+def edit_http_filters(config: dict, edit: Callable[[list[dict]], list[dict]]) -> dict:
+    """`config` with every HTTP filter list (connection managers' and clusters' upstream
+    filters) replaced by `edit` of it."""
     for listener in config["static_resources"]["listeners"]:
         for chain in listener["filter_chains"]:
             for f in chain["filters"]:
                 hcm = f.get("typed_config", {})
                 if "http_filters" in hcm:
-                    hcm["http_filters"] = [convert(h) for h in hcm["http_filters"]]
+                    hcm["http_filters"] = edit(hcm["http_filters"])
     for cluster in config["static_resources"]["clusters"]:
         for options in cluster.get("typed_extension_protocol_options", {}).values():
             if "http_filters" in options:
-                options["http_filters"] = [convert(h) for h in options["http_filters"]]
+                options["http_filters"] = edit(options["http_filters"])
     return config
 
 
