@@ -134,6 +134,17 @@ fn main() {
             now_unix_ms: 0,
         }));
     });
+    // Only weak signals (a 400, an unlisted code): the learned tie-breaker reads the words.
+    let weak = br#"{"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again."}}"#;
+    bench("classify 400 by the learned tie-breaker", 0, || {
+        black_box(classify(&Answer {
+            status: 400,
+            headers: &[],
+            body: black_box(weak),
+            code_details: None,
+            now_unix_ms: 0,
+        }));
+    });
     let mut stream = Vec::new();
     for i in 0..2000 {
         stream.extend_from_slice(format!("data: {{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"tok{i} \"}}}}],\"usage\":null}}\n\n").as_bytes());

@@ -1,6 +1,7 @@
 //! `llm-fallback`: native command-line tools built on the filter's own core.
 
-use llm_fallback::classify::{classify_with, rules::Rules, Answer};
+use llm_fallback::classify::learned::Basis;
+use llm_fallback::classify::{classify_with, rules::Rules, tie_break_input, Answer};
 use llm_fallback::config::Config;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -27,6 +28,13 @@ USAGE:
           {\"class\": \"rate_limited\", \"retry_after_ms\": 3000, \"reason\": \"...\"}
         With --config, the configuration's classifier rules are applied first.
 
+    llm-fallback features
+        For the learned tie-breaker's trainer (scripts/train_tiebreaker.py): reads the same
+        JSON lines as classify and prints each answer's tokens and, when only weak signals
+        (a generic code, the status) decide it, the rules' class and which signal:
+          {\"tokens\": [...], \"prior\": \"overloaded\", \"basis\": \"status\",
+           \"rules_only\": \"overloaded\"}
+
     llm-fallback --help
         Show this help.
 ";
@@ -38,6 +46,7 @@ fn main() -> ExitCode {
         ["check", file] => check(file),
         ["classify"] => classify(None),
         ["classify", "--config", file] => classify(Some(file)),
+        ["features"] => features(),
         ["--help" | "-h" | "help"] | [] => {
             print!("{HELP}");
             ExitCode::SUCCESS
@@ -131,6 +140,31 @@ fn classify(config: Option<&str>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    each_answer(|answer| serde_json::to_value(classify_with(answer, &rules)))
+}
+
+/// What the learned tie-breaker's trainer reads of each answer.
+fn features() -> ExitCode {
+    each_answer(|answer| {
+        let input = tie_break_input(answer);
+        let (prior, basis) = match input.weak {
+            Some((class, Basis::Status)) => (Some(class.as_str()), Some("status")),
+            Some((class, Basis::GenericCode)) => (Some(class.as_str()), Some("generic_code")),
+            None => (None, None),
+        };
+        Ok(serde_json::json!({
+            "tokens": input.tokens,
+            "prior": prior,
+            "basis": basis,
+            "rules_only": input.rules_only.class,
+        }))
+    })
+}
+
+/// Reads answers as JSON lines on stdin and prints one JSON line per answer.
+fn each_answer(
+    mut judge: impl FnMut(&Answer) -> serde_json::Result<serde_json::Value>,
+) -> ExitCode {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
@@ -152,17 +186,14 @@ fn classify(config: Option<&str>) -> ExitCode {
                     .iter()
                     .map(|(k, v)| (k.as_str(), v.as_str()))
                     .collect();
-                let verdict = classify_with(
-                    &Answer {
-                        status: input.status,
-                        headers: &headers,
-                        body: input.body.as_bytes(),
-                        code_details: input.code_details.as_deref(),
-                        now_unix_ms: now,
-                    },
-                    &rules,
-                );
-                serde_json::to_string(&verdict)
+                judge(&Answer {
+                    status: input.status,
+                    headers: &headers,
+                    body: input.body.as_bytes(),
+                    code_details: input.code_details.as_deref(),
+                    now_unix_ms: now,
+                })
+                .and_then(|value| serde_json::to_string(&value))
             }
             Err(e) => serde_json::to_string(&serde_json::json!({"error": e.to_string()})),
         };

@@ -322,6 +322,8 @@ const SHORT_WINDOW: &[&str] = &[
     "tpm",
     "rpm",
     "rps",
+    "qps",
+    "qpm",
     "try again in",
     "please retry in",
     "requests per",
@@ -618,6 +620,11 @@ pub fn allowance_used_up_in(messages: &[String]) -> Option<String> {
     })
 }
 
+/// Whether a message speaks of a limit, quota or allowance at all.
+pub fn allowance_word_in(message: &str) -> bool {
+    first(message, ALLOWANCE).is_some()
+}
+
 /// A provider that does not serve the caller's country or region ("Country, region, or
 /// territory not supported", "User location is not supported"): the key is sound, no wait helps,
 /// another provider's model does.
@@ -711,6 +718,53 @@ pub fn credential_rejected(message: &str) -> Option<String> {
     Some(format!(
         "concept credential \"{credential}\" + \"{rejected}\""
     ))
+}
+
+/// An organization, account or workspace: who a standing applies to.
+const HOLDER: &[&str] = &[
+    "organization",
+    "organisation",
+    "account",
+    "workspace",
+    "tenant",
+    "账户",
+    "账号",
+    "帳戶",
+    "帳號",
+    "组织",
+    "組織",
+    "アカウント",
+    "계정",
+];
+
+/// Its standing was taken away.
+const BLOCKED: &[&str] = &[
+    "disabled",
+    "deactivated",
+    "suspended",
+    "restricted",
+    "banned",
+    "terminated",
+    "blocked",
+    "禁用",
+    "封禁",
+    "停用",
+    "冻结",
+    "凍結",
+    "停止",
+    "정지",
+];
+
+/// An account or organization disabled, suspended or banned ("This organization has been
+/// disabled.", "Organization has been restricted"), when no billing word says it is unpaid (a
+/// quota stop, read before this) and no rate word says it is a temporary limit: the key is
+/// refused whatever the model.
+pub fn account_blocked(message: &str) -> Option<String> {
+    if first(message, RATE_WINDOW).is_some() || first(message, BILLING).is_some() {
+        return None;
+    }
+    let (holder, blocked) = near(message, HOLDER, BLOCKED)?;
+    Some(format!("concept holder \"{holder}\" + \"{blocked}\""))
 }
 
 /// Word families of codes nobody listed (`FreeUsageLimitError`, `BudgetExceeded`,
@@ -854,11 +908,12 @@ pub fn quota_in(messages: &[String]) -> Option<String> {
 /// large, a refusal.
 pub fn class_of(messages: &[String]) -> Option<(ErrorClass, String)> {
     type Reader = fn(&str) -> Option<String>;
-    const ORDER: [(Reader, ErrorClass); 4] = [
+    const ORDER: [(Reader, ErrorClass); 5] = [
         (model_missing, ErrorClass::ModelUnavailable),
         (too_large, ErrorClass::ContextOverflow),
         (refusal, ErrorClass::ContentPolicy),
         (credential_rejected, ErrorClass::Auth),
+        (account_blocked, ErrorClass::Auth),
     ];
     ORDER
         .iter()

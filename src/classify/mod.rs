@@ -34,6 +34,7 @@
 
 mod concepts;
 pub mod evidence;
+pub mod learned;
 pub mod rules;
 pub mod wait;
 
@@ -211,13 +212,19 @@ pub fn classify(answer: &Answer) -> Verdict {
 
 /// Classifies an answer, checking the operator's rules first.
 pub fn classify_with(answer: &Answer, rules: &rules::Rules) -> Verdict {
-    let mut evidence = Evidence::from_body(answer.body);
-    if let Some(kind) = answer.header("x-amzn-errortype") {
-        // `ThrottlingException:http://internal.amazon.com/coral/...`
-        let name = kind.split(':').next().unwrap_or(kind);
-        evidence.push_header_code("x-amzn-errortype", name);
-    }
-    let (decision, rule_scope) = decide(answer, &evidence, rules);
+    judge(answer, rules, Learned::Used)
+}
+
+/// Whether the learned tie-breaker speaks (the trainer asks what the rules alone say).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Learned {
+    Used,
+    Unused,
+}
+
+fn judge(answer: &Answer, rules: &rules::Rules, learned: Learned) -> Verdict {
+    let evidence = evidence_of(answer);
+    let (decision, rule_scope) = decide(answer, &evidence, rules, learned);
     let (retry_after_ms, wait_hint) = wait_hint(answer, &evidence, decision.0);
     let (class, reason) = adjust_quota_window(decision, &evidence, retry_after_ms);
     let (retry_after_ms, wait_hint) = if class == ErrorClass::Ok {
@@ -239,32 +246,130 @@ pub fn classify_with(answer: &Answer, rules: &rules::Rules) -> Verdict {
     }
 }
 
+/// What the body and the headers that carry codes say.
+fn evidence_of(answer: &Answer) -> Evidence {
+    let mut evidence = Evidence::from_body(answer.body);
+    if let Some(kind) = answer.header("x-amzn-errortype") {
+        // `ThrottlingException:http://internal.amazon.com/coral/...`
+        let name = kind.split(':').next().unwrap_or(kind);
+        evidence.push_header_code("x-amzn-errortype", name);
+    }
+    evidence
+}
+
 type Decision = (ErrorClass, String);
 
-/// The decision, and the scope an operator rule gave it (quota rules only).
-fn decide(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> (Decision, Option<Scope>) {
+/// How far the signals went: a decisive one (with the scope an operator rule gave it, quota
+/// rules only), or only weak ones (a generic code, the status) and which.
+enum Settled {
+    Strong(Decision, Option<Scope>),
+    Weak(Decision, learned::Basis),
+}
+
+/// The decision, and the scope an operator rule gave it (quota rules only). Where only weak
+/// signals speak, the answer's words may break the tie ([`learned`]).
+fn decide(
+    answer: &Answer,
+    evidence: &Evidence,
+    rules: &rules::Rules,
+    learned: Learned,
+) -> (Decision, Option<Scope>) {
+    match settle(answer, evidence, rules) {
+        Settled::Strong(decision, scope) => (decision, scope),
+        Settled::Weak(prior, basis) => {
+            let decision = allowance_over_weak(prior, evidence).unwrap_or_else(|prior| {
+                let broken = (learned == Learned::Used)
+                    .then(|| learned::tie_break(evidence, answer.status, prior.0, basis))
+                    .flatten();
+                broken.unwrap_or(prior)
+            });
+            (decision, None)
+        }
+    }
+}
+
+/// A limit over a long window ("You've reached your 5-hour usage limit") or one only an upgrade
+/// lifts ("usage limit ... upgrade your plan"), stated under nothing stronger than a generic code or the
+/// status (a 403 `invalid_request_error`): a stop. Reading it as a bad request fails a request
+/// that another account's model serves. `Err` gives the prior back.
+fn allowance_over_weak(
+    (class, reason): Decision,
+    evidence: &Evidence,
+) -> Result<Decision, Decision> {
+    if matches!(class, ErrorClass::QuotaExhausted | ErrorClass::Ok) {
+        return Err((class, reason));
+    }
+    let limit = || {
+        evidence.messages.iter().find_map(|m| {
+            let window = long_window_in(m).filter(|_| concepts::allowance_word_in(m))?;
+            Some(format!("a {window} limit"))
+        })
+    };
+    // Not any "limit exceeded": under a 400 that is as often an array or a field's bound.
+    let stated = limit().or_else(|| evidence.messages.iter().find_map(|m| plan_limit_in(m)));
+    match stated {
+        Some(p) => Ok((ErrorClass::QuotaExhausted, format!("{reason}, {p}"))),
+        None => Err((class, reason)),
+    }
+}
+
+fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled {
     if let Some((class, reason, scope)) = rules.check(answer, evidence) {
-        return ((class, reason), scope);
+        return Settled::Strong((class, reason), scope);
     }
     if let Some(decision) = envoy_local_reply(answer, evidence) {
-        return (decision, None);
+        return Settled::Strong(decision, None);
     }
     let is_success = (200..300).contains(&answer.status);
     if is_success && !evidence.has_error_envelope {
-        return ((ErrorClass::Ok, format!("status={}", answer.status)), None);
+        return Settled::Strong((ErrorClass::Ok, format!("status={}", answer.status)), None);
     }
     let messages = &evidence.messages;
-    let decision = decisive_phrase(evidence)
+    let strong = decisive_phrase(evidence)
         .or_else(|| concepts::quota_in(messages).map(|r| (ErrorClass::QuotaExhausted, r)))
         .or_else(|| specific_code(evidence, answer.now_unix_ms))
         .or_else(|| prompt_too_large(evidence).map(|p| (ErrorClass::ContextOverflow, p)))
         .or_else(|| concepts::class_of(messages))
         .or_else(|| unlisted_code(evidence))
         .or_else(|| indicative_phrase(evidence))
-        .or_else(|| concepts::capacity_in(messages).map(|r| (ErrorClass::Overloaded, r)))
-        .or_else(|| generic_code(evidence).map(|d| not_found_path(d, answer.status, evidence)))
-        .unwrap_or_else(|| status_prior(answer.status, evidence));
-    (decision, None)
+        .or_else(|| concepts::capacity_in(messages).map(|r| (ErrorClass::Overloaded, r)));
+    if let Some(decision) = strong {
+        return Settled::Strong(decision, None);
+    }
+    match generic_code(evidence) {
+        Some(d) => Settled::Weak(
+            not_found_path(d, answer.status, evidence),
+            learned::Basis::GenericCode,
+        ),
+        None => Settled::Weak(
+            status_prior(answer.status, evidence),
+            learned::Basis::Status,
+        ),
+    }
+}
+
+/// What the learned tie-breaker's trainer needs of an answer (`llm-fallback features`).
+pub struct TieBreakInput {
+    pub tokens: Vec<String>,
+    /// When only weak signals decide the answer: which, and the class they give.
+    pub weak: Option<(ErrorClass, learned::Basis)>,
+    /// The verdict of the rules alone (without the tie-breaker).
+    pub rules_only: Verdict,
+}
+
+pub fn tie_break_input(answer: &Answer) -> TieBreakInput {
+    let evidence = evidence_of(answer);
+    let rules = rules::Rules::default();
+    let weak = match settle(answer, &evidence, &rules) {
+        Settled::Weak(prior, _) if allowance_over_weak(prior.clone(), &evidence).is_ok() => None,
+        Settled::Strong(..) => None,
+        Settled::Weak((class, _), basis) => Some((class, basis)),
+    };
+    TieBreakInput {
+        tokens: learned::tokens(&evidence, answer.status),
+        weak,
+        rules_only: judge(answer, &rules, Learned::Unused),
+    }
 }
 
 /// The status prior, when nothing else decided: an envelope's own error status (a relay's 200
@@ -462,6 +567,9 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
     if let Some(p) = phrase_in(evidence, CONTENT) {
         return Some((ErrorClass::ContentPolicy, p));
     }
+    if let Some(p) = wrong_path(evidence) {
+        return Some((ErrorClass::BadRequest, p));
+    }
     // Google's deadline, whatever status carries it (`503 UNAVAILABLE`: "Deadline expired
     // before operation could complete").
     if let Some(p) = phrase_in(evidence, &["deadline expired", "deadline exceeded"]) {
@@ -474,6 +582,24 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
 /// size limit exceeded", "prompt too long; exceeded max context length", "Input Tokens Exceeded",
 /// "the total length of all messages is too long"), unless the message speaks of a rate window
 /// or a wait ("too many tokens per minute", "too many tokens, please wait" are rate limits).
+/// A web framework's own "no such route" page, whatever status a gateway wraps it in
+/// (Express: `Cannot POST /messages`): the request's path is wrong, no model is at fault.
+fn wrong_path(evidence: &Evidence) -> Option<String> {
+    const METHODS: &[&str] = &[
+        "cannot get /",
+        "cannot post /",
+        "cannot put /",
+        "cannot patch /",
+    ];
+    evidence.messages.iter().find_map(|m| {
+        let method = METHODS.iter().find(|p| m.contains(*p))?;
+        Some(format!(
+            "message \"{}\" (a wrong path)",
+            method.trim_end_matches(" /")
+        ))
+    })
+}
+
 fn prompt_too_large(evidence: &Evidence) -> Option<String> {
     const SIZE: &[&str] = &[
         "too many tokens",

@@ -1288,3 +1288,113 @@ fn wrapped_bodies_streams_and_wordings_are_read_by_their_families() {
     );
     assert_eq!(v.class, QuotaExhausted, "{}", v.reason);
 }
+
+/// Families read this round from development answers (round 5), each with a look-alike that
+/// must keep its class.
+#[wasm_bindgen_test(unsupported = test)]
+fn weak_signals_yield_to_what_the_message_states() {
+    use ErrorClass::*;
+    let cases: &[(u16, &str, ErrorClass)] = &[
+        // A long window or a plan's limit under a generic code is a stop...
+        (
+            403,
+            r#"{"error":{"type":"invalid_request_error","message":"You've reached your 5-hour usage limit. Your quota will reset when the current 5-hour window ends."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            400,
+            r#"{"error":{"type":"invalid_request_error","message":"Usage limit reached for this cycle. Upgrade your plan to continue."}}"#,
+            QuotaExhausted,
+        ),
+        // ... but not any bound a field has, nor an hourly limit.
+        (
+            400,
+            r#"{"error":{"type":"invalid_request_error","message":"Tool count limit exceeded: 'tools' has 130 items, at most 128."}}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"error":{"type":"invalid_request_error","message":"Usage limit reached: 100 requests per hour. Upgrade your plan for more."}}"#,
+            BadRequest,
+        ),
+        // An organization or account taken out of service is refused whatever the model...
+        (
+            400,
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"This organization has been disabled."}}"#,
+            Auth,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Organization has been restricted. Please reach out to support.","type":"invalid_request_error","code":"organization_restricted"}}"#,
+            Auth,
+        ),
+        // ... unless it is unpaid (a stop), or temporarily rate-limited.
+        (
+            403,
+            r#"{"error":{"message":"Your account has been suspended due to an unpaid balance."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Your account is restricted to 3 requests per minute."}}"#,
+            RateLimited,
+        ),
+        // A web framework's "no such route", wrapped by a gateway's 502, is a wrong path.
+        (
+            502,
+            r#"{"error":{"message":"<!DOCTYPE html><html><body><pre>Cannot POST /messages</pre></body></html>","type":"upstream_error","code":502}}"#,
+            BadRequest,
+        ),
+        // A quota word in a code yields to a stated per-second window.
+        (
+            429,
+            r#"{"error":{"message":"Request was rejected due to rate limiting. As a free user, your QPS is 1.","type":"credit_limit"}}"#,
+            RateLimited,
+        ),
+    ];
+    for (status, body, want) in cases {
+        let v = answer(*status, &[], body);
+        assert_eq!(v.class, *want, "{body}: {}", v.reason);
+    }
+}
+
+/// The learned tie-breaker only speaks where weak signals decided, names the tokens that
+/// weighed most, and is never asked when a decisive signal spoke.
+#[wasm_bindgen_test(unsupported = test)]
+fn the_learned_tie_breaker_only_breaks_weak_ties() {
+    // Nothing but the status and a generic code: the words decide (a development answer).
+    let body = r#"{"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again."}}"#;
+    let v = answer(400, &[], body);
+    assert_eq!(v.class, ErrorClass::ModelUnavailable, "{}", v.reason);
+    assert!(
+        v.reason.starts_with("learned tie-breaker (\""),
+        "{}",
+        v.reason
+    );
+    assert!(v.reason.ends_with("over bad_request"), "{}", v.reason);
+    // The rules alone said otherwise, and the trainer is told so.
+    let input = tie_break_input(&Answer {
+        status: 400,
+        headers: &[],
+        body: body.as_bytes(),
+        code_details: None,
+        now_unix_ms: 0,
+    });
+    assert_eq!(input.rules_only.class, ErrorClass::BadRequest);
+    assert_eq!(
+        input.weak,
+        Some((ErrorClass::BadRequest, learned::Basis::Status))
+    );
+    // A decisive code is never second-guessed, whatever the words say.
+    let v = answer(
+        429,
+        &[],
+        r#"{"error":{"code":"insufficient_quota","message":"Rate limited by our servers, please wait 2 minutes"}}"#,
+    );
+    assert_eq!(v.class, ErrorClass::QuotaExhausted, "{}", v.reason);
+    assert!(!v.reason.contains("learned"), "{}", v.reason);
+    // A status with no words keeps its prior.
+    let v = answer(503, &[], "");
+    assert_eq!(v.class, ErrorClass::Overloaded);
+    assert!(!v.reason.contains("learned"), "{}", v.reason);
+}
