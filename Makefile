@@ -2,7 +2,7 @@
 #   make demo   build the filter, start the mock LLM and Envoy with the shipped config, show traffic
 #   make test   everything CI runs: lint, unit tests (native and wasm), end-to-end tests in Envoy,
 #               the classifier gate on real answers
-.PHONY: demo test rules trap-wasm bench bench-cpu e2e-native bench-queue eval eval-gate soak setup build lint unit unit-wasm e2e clean
+.PHONY: demo test rules trap-wasm bench bench-cpu e2e-native bench-queue eval eval-gate train-tiebreaker soak setup build lint unit unit-wasm e2e clean
 
 WASM := target/wasm32-wasip1/release/llm_fallback.wasm
 NATIVE := target/native/libllm_fallback.so
@@ -64,6 +64,12 @@ eval: build
 # quota stop read as retryable (a ratchet); the held-out test part is printed, never required.
 eval-gate: build
 	$(PY) scripts/eval_classifier.py --require 95
+	$(PY) scripts/train_tiebreaker.py --check
+
+# The classifier's learned tie-breaker, retrained on the development part (offline; CI never
+# retrains): writes src/classify/learned/weights.rs with its cross-validation figures.
+train-tiebreaker: build
+	$(PY) scripts/train_tiebreaker.py
 
 # The chaos soak (about 3.5 minutes for 100 000 requests here).
 soak: build

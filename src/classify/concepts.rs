@@ -557,6 +557,8 @@ const ALLOWANCE: &[&str] = &[
 const USED_UP: &[&str] = &[
     "reached",
     "exceeded",
+    "exceeds",
+    "out of",
     "exhausted",
     "used up",
     "run out",
@@ -617,6 +619,37 @@ pub fn allowance_used_up_in(messages: &[String]) -> Option<String> {
     messages.iter().find_map(|m| {
         let (allowance, used) = near(m, ALLOWANCE, USED_UP)?;
         Some(format!("concept allowance \"{allowance}\" + \"{used}\""))
+    })
+}
+
+/// What an account is granted, not a bound on a field ("quota", not "limit").
+const GRANT: &[&str] = &[
+    "quota",
+    "allowance",
+    "allocation",
+    "usage limit",
+    "credits",
+    "配额",
+    "配額",
+    "额度",
+    "額度",
+    "用量",
+    "使用量",
+    "사용량",
+    "할당량",
+];
+
+/// A grant used up ("This request exceeds your quota of 10000", "Out of call volume quota"),
+/// when no message speaks of a rate or a short window: what beats a weak signal (a 401/403
+/// status, a generic code), where a bare "limit exceeded" is as often a field's bound.
+pub fn grant_used_up_in(messages: &[String]) -> Option<String> {
+    let rate = |m: &String| first(m, SHORT_WINDOW).is_some() || first(m, RATE).is_some();
+    if messages.iter().any(rate) {
+        return None;
+    }
+    messages.iter().find_map(|m| {
+        let (grant, used) = near(m, GRANT, USED_UP)?;
+        Some(format!("concept grant \"{grant}\" + \"{used}\""))
     })
 }
 

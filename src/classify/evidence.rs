@@ -230,6 +230,14 @@ impl Evidence {
                 self.read_error_object(status, depth);
             }
         }
+        // FastAPI's `HTTPException` with an object for `detail` (ElevenLabs:
+        // `{"detail": {"status": "quota_exceeded", "message": "..."}}`).
+        if let Some(Value::Object(detail)) = map.get("detail") {
+            if detail.get("message").is_some_and(Value::is_string) {
+                self.has_error_envelope = true;
+                self.read_error_object(detail, depth);
+            }
+        }
         // iFlytek Spark: `{"header": {"code": 10003, "message": "...", "sid": ...}}` (0: success).
         if let Some(Value::Object(header)) = map.get("header") {
             let failed = failing_code(header, "code").is_some();

@@ -288,8 +288,9 @@ fn decide(
     }
 }
 
-/// A limit over a long window ("You've reached your 5-hour usage limit") or one only an upgrade
-/// lifts ("usage limit ... upgrade your plan"), stated under nothing stronger than a generic code or the
+/// A limit over a long window ("You've reached your 5-hour usage limit"), one only an upgrade
+/// lifts ("usage limit ... upgrade your plan") or a grant used up ("exceeds your quota"), stated
+/// under nothing stronger than a generic code or the
 /// status (a 403 `invalid_request_error`): a stop. Reading it as a bad request fails a request
 /// that another account's model serves. `Err` gives the prior back.
 fn allowance_over_weak(
@@ -306,7 +307,9 @@ fn allowance_over_weak(
         })
     };
     // Not any "limit exceeded": under a 400 that is as often an array or a field's bound.
-    let stated = limit().or_else(|| evidence.messages.iter().find_map(|m| plan_limit_in(m)));
+    let stated = limit()
+        .or_else(|| evidence.messages.iter().find_map(|m| plan_limit_in(m)))
+        .or_else(|| concepts::grant_used_up_in(&evidence.messages));
     match stated {
         Some(p) => Ok((ErrorClass::QuotaExhausted, format!("{reason}, {p}"))),
         None => Err((class, reason)),

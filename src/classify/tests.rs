@@ -1339,6 +1339,29 @@ fn weak_signals_yield_to_what_the_message_states() {
             r#"{"error":{"message":"Your account is restricted to 3 requests per minute."}}"#,
             RateLimited,
         ),
+        // A grant used up beats a 401/403 status, also inside FastAPI's object `detail`...
+        (
+            403,
+            r#"{ "statusCode": 403, "message": "Out of call volume quota. Quota will be replenished in 22.14:18:12." }"#,
+            QuotaExhausted,
+        ),
+        (
+            401,
+            r#"{"detail":{"status":"quota_exceeded","message":"This request exceeds your quota of 10000. You have 0 credits remaining."}}"#,
+            QuotaExhausted,
+        ),
+        // ... but a field's bound under a 400 stays a bad request, and a per-minute quota a
+        // rate limit.
+        (
+            400,
+            r#"{"detail":{"message":"Field 'stop' exceeds the limit of 4 sequences."}}"#,
+            BadRequest,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Quota exceeded: 60 requests per minute."}}"#,
+            RateLimited,
+        ),
         // A web framework's "no such route", wrapped by a gateway's 502, is a wrong path.
         (
             502,
