@@ -1421,3 +1421,30 @@ fn the_learned_tie_breaker_only_breaks_weak_ties() {
     assert_eq!(v.class, ErrorClass::Overloaded);
     assert!(!v.reason.contains("learned"), "{}", v.reason);
 }
+
+#[wasm_bindgen_test(unsupported = test)]
+fn phrase_search_finds_every_start_and_whole_words_only() {
+    let starts: Vec<usize> = occurrences(b"aaa", b"aa").collect();
+    assert_eq!(starts, [0, 1], "overlapping starts");
+    assert_eq!(
+        occurrences(b"abc", b"").count(),
+        0,
+        "an empty needle is nowhere"
+    );
+    assert_eq!(
+        occurrences(b"ab", b"abc").count(),
+        0,
+        "longer than the haystack"
+    );
+    assert_eq!(occurrences(b"xabc", b"c").collect::<Vec<_>>(), [3]);
+    let message = "余额不足，余额 balance";
+    let at: Vec<usize> = occurrences(message.as_bytes(), "余额".as_bytes()).collect();
+    assert!(at.iter().all(|&i| message.is_char_boundary(i)) && at.len() == 2);
+    assert!(has_phrase("rate limit reached", "rate limit"));
+    assert!(!has_phrase("ratelimit reached", "rate limit"));
+    assert!(!has_phrase("the overrate limit", "rate limit"));
+    assert!(
+        has_phrase("x-rate limit", "rate limit"),
+        "a hyphen is a word boundary"
+    );
+}
