@@ -107,6 +107,10 @@ def report(name: str, rows: list[tuple[dict, dict]]) -> dict:
         recall = f"{hit / len(expected):.0%}" if expected else "-"
         if expected or predicted:
             print(f"| {cls} | {len(expected)} | {precision} | {recall} |")
+    learned = [(e, got) for e, got in rows if got.get("reason", "").startswith("learned tie-breaker")]
+    if learned:
+        right = sum(e["expect"]["class"] == got["class"] for e, got in learned)
+        print(f"\nthe learned tie-breaker decided {len(learned)} answers, {right} of them as expected")
     return {"n": n, "strict": strict, "group": group, "quota_retryable": quota_retryable}
 
 
