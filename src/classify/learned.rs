@@ -14,8 +14,8 @@
 //!   pair of adjacent ASCII words (`"per day"`);
 //! - each pair of adjacent letters of a non-ASCII run (CJK, kana, hangul: `"余额"`, `"不足"`),
 //!   or the letter alone when the run is one letter long;
-//! - each code value as `=value`, and the words its value is made of (`FreeUsageLimitError`:
-//!   `free`, `usage`, `limit`, `error`);
+//! - each code value as `=value`, and the words its separators part (`free_usage_limit`:
+//!   `free`, `usage`, `limit`; codes arrive lowercased, so camel case does not split);
 //! - the status as `#429` and its family as `#4xx` (an envelope's own status too).
 
 mod weights;
@@ -105,9 +105,7 @@ fn message_tokens(message: &str, out: &mut Vec<String>) {
     }
 }
 
-/// The words a code is made of: split at `_`, `.`, `-`, `/`, `:` and at lower-to-upper case
-/// changes of the original spelling (codes are lowercased, so camel case is gone: only the
-/// separators split).
+/// The words a code is made of, split at anything but letters and digits (`_`, `.`, `-`, ...).
 fn code_words(code: &str, out: &mut Vec<String>) {
     for word in code.split(|c: char| !c.is_ascii_alphanumeric()) {
         if (2..=24).contains(&word.len()) && !word.bytes().all(|b| b.is_ascii_digit()) {
