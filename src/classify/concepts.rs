@@ -612,13 +612,19 @@ const RATE: &[&str] = &[
 /// An allowance used up ("usage limit reached", "quota exceeded", "次数已用完"), when no message
 /// speaks of a rate or a short window.
 pub fn allowance_used_up_in(messages: &[String]) -> Option<String> {
+    used_up_in(messages, ALLOWANCE, "allowance")
+}
+
+/// A word of `family` near a used-up word in some message, when no message speaks of a rate or
+/// a short window.
+fn used_up_in(messages: &[String], family: &[&str], name: &str) -> Option<String> {
     let rate = |m: &String| first(m, SHORT_WINDOW).is_some() || first(m, RATE).is_some();
     if messages.iter().any(rate) {
         return None;
     }
     messages.iter().find_map(|m| {
-        let (allowance, used) = near(m, ALLOWANCE, USED_UP)?;
-        Some(format!("concept allowance \"{allowance}\" + \"{used}\""))
+        let (word, used) = near(m, family, USED_UP)?;
+        Some(format!("concept {name} \"{word}\" + \"{used}\""))
     })
 }
 
@@ -643,14 +649,7 @@ const GRANT: &[&str] = &[
 /// when no message speaks of a rate or a short window: what beats a weak signal (a 401/403
 /// status, a generic code), where a bare "limit exceeded" is as often a field's bound.
 pub fn grant_used_up_in(messages: &[String]) -> Option<String> {
-    let rate = |m: &String| first(m, SHORT_WINDOW).is_some() || first(m, RATE).is_some();
-    if messages.iter().any(rate) {
-        return None;
-    }
-    messages.iter().find_map(|m| {
-        let (grant, used) = near(m, GRANT, USED_UP)?;
-        Some(format!("concept grant \"{grant}\" + \"{used}\""))
-    })
+    used_up_in(messages, GRANT, "grant")
 }
 
 /// Whether a message speaks of a limit, quota or allowance at all.

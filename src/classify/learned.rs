@@ -81,7 +81,7 @@ fn message_tokens(message: &str, out: &mut Vec<String>) {
         }
         if let Some(start) = word_start.take() {
             let word = message.get(start..at).unwrap_or("");
-            if (2..=24).contains(&word.len()) && !word.bytes().all(|b| b.is_ascii_digit()) {
+            if is_word(word) {
                 out.push(word.to_owned());
                 if let Some(before) = previous {
                     out.push(format!("{before} {word}"));
@@ -105,13 +105,17 @@ fn message_tokens(message: &str, out: &mut Vec<String>) {
     }
 }
 
+/// An ASCII run worth a token: 2 to 24 bytes, not all digits.
+fn is_word(run: &str) -> bool {
+    (2..=24).contains(&run.len()) && !run.bytes().all(|b| b.is_ascii_digit())
+}
+
 /// The words a code is made of, split at anything but letters and digits (`_`, `.`, `-`, ...).
 fn code_words(code: &str, out: &mut Vec<String>) {
-    for word in code.split(|c: char| !c.is_ascii_alphanumeric()) {
-        if (2..=24).contains(&word.len()) && !word.bytes().all(|b| b.is_ascii_digit()) {
-            out.push(word.to_owned());
-        }
-    }
+    let words = code
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| is_word(w));
+    out.extend(words.map(str::to_owned));
 }
 
 /// The class the weights prefer for these tokens, when they prefer it over the runner-up by at

@@ -260,7 +260,8 @@ fn evidence_of(answer: &Answer) -> Evidence {
 type Decision = (ErrorClass, String);
 
 /// How far the signals went: a decisive one (with the scope an operator rule gave it, quota
-/// rules only), or only weak ones (a generic code, the status) and which.
+/// rules only), or only weak ones (a generic code, the status) and which. A stop a message
+/// states outright decides over the weak ones ([`allowance_over_weak`]).
 enum Settled {
     Strong(Decision, Option<Scope>),
     Weak(Decision, learned::Basis),
@@ -277,13 +278,10 @@ fn decide(
     match settle(answer, evidence, rules) {
         Settled::Strong(decision, scope) => (decision, scope),
         Settled::Weak(prior, basis) => {
-            let decision = allowance_over_weak(prior, evidence).unwrap_or_else(|prior| {
-                let broken = (learned == Learned::Used)
-                    .then(|| learned::tie_break(evidence, answer.status, prior.0, basis))
-                    .flatten();
-                broken.unwrap_or(prior)
-            });
-            (decision, None)
+            let broken = (learned == Learned::Used)
+                .then(|| learned::tie_break(evidence, answer.status, prior.0, basis))
+                .flatten();
+            (broken.unwrap_or(prior), None)
         }
     }
 }
@@ -339,15 +337,19 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
     if let Some(decision) = strong {
         return Settled::Strong(decision, None);
     }
-    match generic_code(evidence) {
-        Some(d) => Settled::Weak(
+    let (prior, basis) = match generic_code(evidence) {
+        Some(d) => (
             not_found_path(d, answer.status, evidence),
             learned::Basis::GenericCode,
         ),
-        None => Settled::Weak(
+        None => (
             status_prior(answer.status, evidence),
             learned::Basis::Status,
         ),
+    };
+    match allowance_over_weak(prior, evidence) {
+        Ok(stop) => Settled::Strong(stop, None),
+        Err(prior) => Settled::Weak(prior, basis),
     }
 }
 
@@ -364,7 +366,6 @@ pub fn tie_break_input(answer: &Answer) -> TieBreakInput {
     let evidence = evidence_of(answer);
     let rules = rules::Rules::default();
     let weak = match settle(answer, &evidence, &rules) {
-        Settled::Weak(prior, _) if allowance_over_weak(prior.clone(), &evidence).is_ok() => None,
         Settled::Strong(..) => None,
         Settled::Weak((class, _), basis) => Some((class, basis)),
     };
@@ -602,10 +603,6 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
     model_missing(evidence)
 }
 
-/// A prompt too large for the model, phrased as a token count or a length ("too many tokens:
-/// size limit exceeded", "prompt too long; exceeded max context length", "Input Tokens Exceeded",
-/// "the total length of all messages is too long"), unless the message speaks of a rate window
-/// or a wait ("too many tokens per minute", "too many tokens, please wait" are rate limits).
 /// A web framework's own "no such route" page, whatever status a gateway wraps it in
 /// (Express: `Cannot POST /messages`): the request's path is wrong, no model is at fault.
 fn wrong_path(evidence: &Evidence) -> Option<String> {
@@ -624,6 +621,10 @@ fn wrong_path(evidence: &Evidence) -> Option<String> {
     })
 }
 
+/// A prompt too large for the model, phrased as a token count or a length ("too many tokens:
+/// size limit exceeded", "prompt too long; exceeded max context length", "Input Tokens Exceeded",
+/// "the total length of all messages is too long"), unless the message speaks of a rate window
+/// or a wait ("too many tokens per minute", "too many tokens, please wait" are rate limits).
 fn prompt_too_large(evidence: &Evidence) -> Option<String> {
     const SIZE: &[&str] = &[
         "too many tokens",
