@@ -38,6 +38,15 @@ CASES = [
     ("acme-3", 429, {}, {"error": {"code": "1309", "message": "您的 GLM Coding Plan 套餐已到期,暂无法使用,前往官方续订后即可恢复 https://bigmodel.cn/claude-code"}}, "quota_exhausted", None, True),
     ("acme-3", 400, {}, {"status": {"code": "40003", "message": "Context length exceeded"}}, "context_overflow", None, True),
     ("acme-2", 401, {}, {"error": {"message": "Unauthorized", "type": "api_error", "param": None, "code": None}}, "auth", None, True),
+    # Real answers read since the blind fifth and sixth rounds (tests/fixtures/corpus/round5_*,
+    # round6_*): a 5-hour limit under a generic code at 403 (Kimi), a quota in FastAPI's object
+    # `detail` at 401 (ElevenLabs), a disabled organization under `invalid_request_error`
+    # (Anthropic), and Azure's "operation does not work with the specified model", which only
+    # weak signals (a 400, an unlisted code) speak for: the learned tie-breaker reads it.
+    ("acme-2", 403, {}, {"error": {"type": "invalid_request_error", "message": "You've reached your 5-hour usage limit. Your quota will reset when the current 5-hour window ends. To continue now, purchase extra usage or upgrade your plan: https://www.kimi.com/membership/subscription?tab=quota"}}, "quota_exhausted", None, True),
+    ("acme-3", 401, {}, {"detail": {"status": "quota_exceeded", "message": "This request exceeds your quota of 10000. You have 0 credits remaining, while 91 credits are required for this request."}}, "quota_exhausted", None, True),
+    ("acme-2", 400, {}, {"type": "error", "error": {"type": "invalid_request_error", "message": "This organization has been disabled."}, "request_id": "req_011CcZCmicNryVqGrUyoPkXM"}, "auth", None, True),
+    ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
 
@@ -60,6 +69,14 @@ def test_each_class_reaches_the_client_as_headers(envoy, mock, model, status, he
     assert (r.headers.get("x-should-retry") == "false") == no_retry
     assert len(mock.requests()) == 1
     wait_for(lambda: envoy.metric("llm_fallback_responses", model="other", **{"class": cls}) == before + 1, 5, "responses counter")
+
+
+def test_the_learned_tie_breaker_explains_itself_in_the_reason(envoy, mock):
+    mock.script("acme-1", steps=[{"status": 400, "body": json.dumps(TIE_BREAK_BODY)}])
+    r = post(envoy, "acme-1")
+    assert r.headers["x-llm-error-class"] == "model_unavailable"
+    reason = r.headers["x-llm-error-reason"]
+    assert reason.startswith("learned tie-breaker (") and reason.endswith("over bad_request"), reason
 
 
 def test_success_carries_no_error_headers_and_counts_tokens(envoy, mock):
