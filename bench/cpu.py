@@ -9,6 +9,8 @@ drift apart, and all arms run in one Envoy process (a listener, clusters and VM 
   shipped    the shipped config as it is
   native     the shipped config with the native build (target/native/libllm_fallback.so, an Envoy
              dynamic module) in place of the .wasm: same positions, same configuration
+  native-floor the native arm with the module's do-nothing filter (`filter_name: floor`) in both
+             positions: what any two-position dynamic module costs
   no-shaping the shipped config without `shaping` (`--arms plain,no-shaping,shipped`: the idle
              cost of traffic shaping)
   no-metering the shipped config without `metering` and latency histograms (`--arms
@@ -148,16 +150,17 @@ ABLATIONS = {
 }
 
 
-def arm_configs(variants: dict[str, Path]) -> dict[str, dict]:
+def arm_configs(variants: dict[str, Path], native_variants: list[str]) -> dict[str, dict]:
     """Each arm's config, derived from the shipped one."""
     text = SHIPPED.read_text()
     arms = [("plain", without_filter), ("floor", lambda c: with_wasm(c, EMPTY_WASM)), ("shipped", lambda c: c),
-            ("native", lambda c: c)]  # converted by `merged`, after the per-arm renames
+            ("native", lambda c: c), ("native-floor", lambda c: c)]  # converted by `merged`
     arms += [(name, lambda c, p=path: with_wasm(c, p)) for name, path in variants.items()]
+    arms += [(name, lambda c: c) for name in native_variants]
     return {name: transform(yaml.safe_load(text)) for name, transform in arms + list(ABLATIONS.items())}
 
 
-def merged(arms: dict[str, dict]) -> str:
+def merged(arms: dict[str, dict], modules: dict[str, Path]) -> str:
     """One Envoy config serving every arm: per arm its own listener, HCM stat prefix, clusters
     (`llm_<arm>`, ...) and wasm VM, so that all arms run in one process (same memory, same
     threads) and differ only in their filters. The status listeners are left out."""
@@ -203,8 +206,12 @@ def merged(arms: dict[str, dict]) -> str:
                         model["cluster"] = names.get(model["cluster"], model["cluster"])
                 fallback = value.setdefault("fallback", {})
                 fallback["default_cluster"] = names.get(fallback.get("default_cluster", "llm"), "llm")
-        if arm == "native":
-            native_filters({"static_resources": {"listeners": [listener], "clusters": resources["clusters"]}})
+        if arm in ("native", "native-floor") or arm in modules:
+            native = native_filters({"static_resources": {"listeners": [listener], "clusters": resources["clusters"]}},
+                                    *([modules[arm]] if arm in modules else []))
+            for node in dicts(native) if arm == "native-floor" else []:
+                if "filter_name" in node:
+                    node["filter_name"] = "floor"  # the module's do-nothing filter
         listeners.append(listener)
     # Provider keys: one set for all arms, by absolute path (Envoy runs elsewhere).
     secrets = first["static_resources"].get("secrets", [])
@@ -270,6 +277,8 @@ def main() -> int:
     parser.add_argument("--arms", default="plain,floor,shipped,native")
     parser.add_argument("--variant", action="append", default=[], metavar="NAME=PATH",
                         help="another build of the filter as an arm (the shipped config with that .wasm)")
+    parser.add_argument("--native-variant", action="append", default=[], metavar="NAME=PATH",
+                        help="another native build as an arm (the native arm with that .so)")
     parser.add_argument("--out", default=str(ROOT / "bench/results" / dt.date.today().isoformat()))
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="llm-fallback-cpu-"))
@@ -280,10 +289,11 @@ def main() -> int:
         bodies[name] = workdir / f"{name}.json"
         bodies[name].write_bytes(data)
     variants = dict(v.split("=", 1) for v in args.variant)
-    configs = arm_configs({k: Path(v) for k, v in variants.items()})
+    modules = {k: Path(v) for k, v in (v.split("=", 1) for v in args.native_variant)}
+    configs = arm_configs({k: Path(v) for k, v in variants.items()}, list(modules))
     arms = [a for a in args.arms.split(",") if a in configs]
     config_path = workdir / "arms.yaml"
-    config_path.write_text(merged({a: configs[a] for a in arms}))
+    config_path.write_text(merged({a: configs[a] for a in arms}, modules))
     mock = Mock(workdir, extra_args=["--threads", "1", "--record-limit", "0"], prefix=["taskset", "-c", CLIENT_CORE])
     envoy = None
     samples: dict[str, dict[str, list[dict]]] = {c: {a: [] for a in arms} for c in cases}

@@ -1,4 +1,4 @@
-"""Where does Envoy's CPU go with the filter? `python bench/profile.py [config.yaml]`
+"""Where does Envoy's CPU go with the filter? `python bench/profile.py [config.yaml [rate [content bytes]]]`
 
 Runs Envoy (`--concurrency 1`, core 0) with the given config (default: the shipped one) in
 front of the mock, drives it at a constant rate with the load generator (core 1), records
@@ -10,6 +10,7 @@ shows as `[unknown]` / `perf-<pid>.map` and is reported as one line.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -24,9 +25,10 @@ from harness import Envoy, Mock  # noqa: E402
 def main() -> int:
     config = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "envoy/envoy.yaml"
     rate = int(sys.argv[2]) if len(sys.argv) > 2 else 1500
+    size = int(sys.argv[3]) if len(sys.argv) > 3 else 900
     workdir = Path(tempfile.mkdtemp(prefix="llm-fallback-profile-"))
     body = workdir / "body.json"
-    body.write_text(json.dumps({"messages": [{"role": "user", "content": "x" * 900}], "model": "gpt-4o"}))
+    body.write_text(json.dumps({"messages": [{"role": "user", "content": "x" * size}], "model": "gpt-4o"}))
     mock = Mock(workdir, extra_args=["--threads", "1", "--record-limit", "0"], prefix=["taskset", "-c", "1"])
     envoy = Envoy(workdir, mock.port, config_path=config, concurrency=1, prefix=["taskset", "-c", "0"], cwd=ROOT)
     try:
@@ -36,8 +38,8 @@ def main() -> int:
                                 stdout=subprocess.PIPE, text=True)
         time.sleep(2)
         data = workdir / "perf.data"
-        subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "2000", "-g", "-o", str(data),
-                        "-p", str(envoy.proc.pid), "--", "sleep", "8"], check=True, capture_output=True)
+        subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "2000", *(["--call-graph", "dwarf,16384"] if os.environ.get("DWARF") else ["-g"]), "-o", str(data),
+                        "-p", str(envoy.proc.pid), "--", "sleep", os.environ.get("PERF_SECONDS", "8")], check=True, capture_output=True)
         out, _ = load.communicate(timeout=60)
         print("load:", out.strip())
         report = subprocess.run(["perf", "report", "-i", str(data), "--stdio", "--no-children", "--sort", "dso",

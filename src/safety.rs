@@ -199,24 +199,21 @@ impl Default for SafetyConfig {
 
 /// `*` matches any run of characters.
 pub fn glob(pattern: &str, text: &str) -> bool {
-    let mut parts = pattern.split('*');
-    let Some(first) = parts.next() else {
-        return text.is_empty();
+    let Some((first, after)) = pattern.split_once('*') else {
+        return pattern == text;
     };
     let Some(mut rest) = text.strip_prefix(first) else {
         return false;
     };
-    let parts: Vec<&str> = parts.collect();
-    let Some((last, middle)) = parts.split_last() else {
-        return rest.is_empty();
-    };
-    for part in middle {
+    // The last part must end the text; each one between must appear, leftmost first.
+    let (middle, last) = after.rsplit_once('*').unwrap_or(("", after));
+    for part in middle.split('*').filter(|p| !p.is_empty()) {
         match rest.find(part) {
             Some(at) => rest = rest.get(at + part.len()..).unwrap_or_default(),
             None => return false,
         }
     }
-    rest.ends_with(last)
+    rest.len() >= last.len() && rest.ends_with(last)
 }
 
 /// Needs the body to decide?
@@ -477,6 +474,9 @@ mod tests {
         assert!(glob("/a/*/c", "/a/b/c"));
         assert!(!glob("/a/*/c", "/a/b/d"));
         assert!(glob("/exact", "/exact") && !glob("/exact", "/exact/more"));
+        assert!(glob("/v1/*/runs/*", "/v1/threads/t/runs/r") && glob("/a*b*c", "/aXbYc"));
+        assert!(!glob("/a*b*c", "/aXcYb") && glob("/a**c", "/ac") && glob("*", ""));
+        assert!(!glob("/ab*ba", "/aba"), "the parts may not overlap");
     }
 
     #[wasm_bindgen_test(unsupported = test)]

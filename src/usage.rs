@@ -5,8 +5,8 @@
 //! at the end it parses just the `usage` object it finds there.
 
 use crate::sse::Usage;
-use memchr::memmem;
-use serde_json::Value;
+use memchr::memmem::FinderRev;
+use std::sync::LazyLock;
 
 /// Bodies up to this size are kept whole; past it only the last [`TAIL`] bytes are.
 const HEAD: usize = 64 * 1024;
@@ -36,17 +36,25 @@ impl UsageTail {
     }
 }
 
+/// Searchers built once, not per answer.
+static USAGE: LazyLock<FinderRev<'static>> = LazyLock::new(|| FinderRev::new(b"\"usage\""));
+static METADATA: LazyLock<FinderRev<'static>> =
+    LazyLock::new(|| FinderRev::new(b"\"usageMetadata\""));
+
 /// Finds the last `"usage"` / `"usageMetadata"` object in `bytes` and reads its token counts.
 pub fn tokens_in(bytes: &[u8]) -> Usage {
-    for key in [&b"\"usage\""[..], &b"\"usageMetadata\""[..]] {
-        let Some(at) = memmem::rfind(bytes, key) else {
+    for (key, finder) in [
+        (&b"\"usage\""[..], &*USAGE),
+        (&b"\"usageMetadata\""[..], &*METADATA),
+    ] {
+        let Some(at) = finder.rfind(bytes) else {
             continue;
         };
         let Some(object) = bytes.get(at + key.len()..).and_then(object_after_colon) else {
             continue;
         };
-        if let Ok(value) = serde_json::from_slice::<Value>(object) {
-            return Usage::from_value(Some(&value));
+        if let Some(usage) = Usage::parse(object) {
+            return usage;
         }
     }
     Usage::default()

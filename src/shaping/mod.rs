@@ -19,6 +19,8 @@ pub mod refuse;
 mod tests;
 
 use crate::config::shaping::MAX_CLASSES;
+use memchr::memmem::Finder;
+use std::sync::LazyLock;
 
 /// Pools: one per class, then the long-task pool.
 pub const POOLS: usize = MAX_CLASSES + 1;
@@ -204,16 +206,21 @@ pub fn is_long(
     if (body.len() / 4) as u64 > config.prompt_tokens {
         return true;
     }
-    if config.tools && memchr::memmem::find(body, b"\"tools\"").is_some() {
+    if config.tools && TOOLS.find(body).is_some() {
         return true;
     }
     stated().is_some_and(|n| n > config.max_tokens)
 }
 
+/// Searchers built once (a `memmem` searcher's set-up is a good part of a search of 1 KB).
+static TOOLS: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"tools\""));
+static TOKEN_KEY: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"okens\""));
+
 /// The largest output limit a request body states, in any spelling of `max_tokens` (the same
 /// key scan as [`is_long`]).
 pub fn stated_max_tokens(body: &[u8]) -> Option<u64> {
-    memchr::memmem::find_iter(body, b"okens\"")
+    TOKEN_KEY
+        .find_iter(body)
         .filter_map(|at| {
             let end = at + b"okens\"".len();
             MAX_TOKEN_KEYS.iter().find_map(|key| {

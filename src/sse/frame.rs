@@ -36,35 +36,20 @@ impl Usage {
     }
 
     /// Reads a usage object of any of the supported providers.
-    pub(super) fn from_map(map: &Map<String, Value>) -> Usage {
-        let first = |keys: &[&str]| {
-            keys.iter()
-                .find_map(|key| map.get(*key).and_then(Value::as_u64))
-        };
-        let nested = |outer: &str| {
-            map.get(outer)
-                .and_then(|d| d.get("cached_tokens"))
-                .and_then(Value::as_u64)
-        };
-        // Anthropic counts cache reads and writes beside `input_tokens`, not in it; the others
-        // count cached tokens inside their input figure.
-        let cache_read = first(&["cache_read_input_tokens"]);
-        let cache_write = first(&["cache_creation_input_tokens"]);
-        let mut input = first(&["input_tokens", "prompt_tokens", "promptTokenCount"]);
-        if cache_read.is_some() || cache_write.is_some() {
-            input = input.map(|i| {
-                i.saturating_add(cache_read.unwrap_or(0))
-                    .saturating_add(cache_write.unwrap_or(0))
-            });
+    pub(crate) fn from_map(map: &Map<String, Value>) -> Usage {
+        let mut counts = Counts::default();
+        for (key, value) in map {
+            let nested = || value.get("cached_tokens").and_then(Value::as_u64);
+            counts.take(key, value.as_u64(), nested);
         }
-        Usage {
-            input_tokens: input,
-            output_tokens: first(&["output_tokens", "completion_tokens", "candidatesTokenCount"]),
-            cached_input_tokens: cache_read
-                .or_else(|| nested("prompt_tokens_details"))
-                .or_else(|| nested("input_tokens_details"))
-                .or_else(|| first(&["cachedContentTokenCount"])),
-        }
+        counts.usage()
+    }
+
+    /// Reads a usage object from its JSON text (one value; what follows it is ignored), without
+    /// building a tree of it.
+    pub(crate) fn parse(object: &[u8]) -> Option<Usage> {
+        let mut de = serde_json::Deserializer::from_slice(object);
+        UsageObject::deserialize(&mut de).ok().map(|o| o.0)
     }
 
     pub(crate) fn from_value(value: Option<&Value>) -> Usage {
@@ -85,9 +70,220 @@ pub(super) fn usage_after_marker(after: &[u8]) -> Option<Usage> {
         return None;
     }
     // One value, whatever follows it.
-    let mut de = serde_json::Deserializer::from_slice(value);
-    let map = Map::<String, Value>::deserialize(&mut de).ok()?;
-    Some(Usage::from_map(&map))
+    Usage::parse(value)
+}
+
+/// The counts of a usage object, by the key that carried them (the last of a repeated key wins).
+#[derive(Debug, Default)]
+struct Counts {
+    input_tokens: Option<u64>,
+    prompt_tokens: Option<u64>,
+    prompt_token_count: Option<u64>,
+    output_tokens: Option<u64>,
+    completion_tokens: Option<u64>,
+    candidates_token_count: Option<u64>,
+    cache_read: Option<u64>,
+    cache_write: Option<u64>,
+    cached_content: Option<u64>,
+    prompt_details_cached: Option<u64>,
+    input_details_cached: Option<u64>,
+}
+
+impl Counts {
+    /// Takes one key: `value` its count if it is one, `nested` its `cached_tokens` if it is
+    /// an object that has one (asked only for the two details objects).
+    fn take(&mut self, key: &str, value: Option<u64>, nested: impl FnOnce() -> Option<u64>) {
+        let slot = match key {
+            "input_tokens" => &mut self.input_tokens,
+            "prompt_tokens" => &mut self.prompt_tokens,
+            "promptTokenCount" => &mut self.prompt_token_count,
+            "output_tokens" => &mut self.output_tokens,
+            "completion_tokens" => &mut self.completion_tokens,
+            "candidatesTokenCount" => &mut self.candidates_token_count,
+            "cache_read_input_tokens" => &mut self.cache_read,
+            "cache_creation_input_tokens" => &mut self.cache_write,
+            "cachedContentTokenCount" => &mut self.cached_content,
+            "prompt_tokens_details" => return self.prompt_details_cached = nested(),
+            "input_tokens_details" => return self.input_details_cached = nested(),
+            _ => return,
+        };
+        *slot = value;
+    }
+
+    fn usage(&self) -> Usage {
+        // Anthropic counts cache reads and writes beside `input_tokens`, not in it; the others
+        // count cached tokens inside their input figure.
+        let (cache_read, cache_write) = (self.cache_read, self.cache_write);
+        let mut input = self
+            .input_tokens
+            .or(self.prompt_tokens)
+            .or(self.prompt_token_count);
+        if cache_read.is_some() || cache_write.is_some() {
+            input = input.map(|i| {
+                i.saturating_add(cache_read.unwrap_or(0))
+                    .saturating_add(cache_write.unwrap_or(0))
+            });
+        }
+        Usage {
+            input_tokens: input,
+            output_tokens: self
+                .output_tokens
+                .or(self.completion_tokens)
+                .or(self.candidates_token_count),
+            cached_input_tokens: cache_read
+                .or(self.prompt_details_cached)
+                .or(self.input_details_cached)
+                .or(self.cached_content),
+        }
+    }
+}
+
+/// A usage object deserialized key by key into [`Counts`]: no tree, nothing kept but numbers.
+/// Only an object is one; a count that is not a non-negative integer is no count (as with
+/// `Value::as_u64`).
+struct UsageObject(Usage);
+
+impl<'de> Deserialize<'de> for UsageObject {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Object;
+        impl<'de> Visitor<'de> for Object {
+            type Value = UsageObject;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a usage object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UsageObject, A::Error> {
+                let mut counts = Counts::default();
+                while let Some(Key(key)) = map.next_key::<Key>()? {
+                    match key {
+                        None => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                        Some(key) if key.ends_with("_details") => {
+                            let cached = map.next_value::<Details>()?.0;
+                            counts.take(key, None, || cached);
+                        }
+                        Some(key) => {
+                            let value = map.next_value::<Count>()?.0;
+                            counts.take(key, value, || None);
+                        }
+                    }
+                }
+                Ok(UsageObject(counts.usage()))
+            }
+        }
+        deserializer.deserialize_map(Object)
+    }
+}
+
+/// A key of a usage or details object, if it is one of those read (no allocation).
+struct Key(Option<&'static str>);
+
+const KEYS: &[&str] = &[
+    "input_tokens",
+    "prompt_tokens",
+    "promptTokenCount",
+    "output_tokens",
+    "completion_tokens",
+    "candidatesTokenCount",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+    "cachedContentTokenCount",
+    "prompt_tokens_details",
+    "input_tokens_details",
+    "cached_tokens",
+];
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl Visitor<'_> for Name {
+            type Value = Key;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key, E> {
+                Ok(Key(KEYS.iter().find(|k| **k == v).copied()))
+            }
+        }
+        deserializer.deserialize_str(Name)
+    }
+}
+
+/// A token count: a non-negative integer, or any other value (skipped: no count).
+struct Count(Option<u64>);
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer
+            .deserialize_any(Lenient { details: false })
+            .map(Count)
+    }
+}
+
+/// A details object's `cached_tokens` count (any other value, or no such key: none).
+struct Details(Option<u64>);
+
+impl<'de> Deserialize<'de> for Details {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer
+            .deserialize_any(Lenient { details: true })
+            .map(Details)
+    }
+}
+
+/// Accepts any JSON value and reads one count from it: the value itself when it is a
+/// non-negative integer (a count), its `cached_tokens` when it is an object (`details`).
+struct Lenient {
+    details: bool,
+}
+
+impl<'de> Visitor<'de> for Lenient {
+    type Value = Option<u64>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Option<u64>, E> {
+        Ok((!self.details).then_some(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Option<u64>, E> {
+        Ok(u64::try_from(v).ok().filter(|_| !self.details))
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Option<u64>, E> {
+        Ok(None)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Option<u64>, E> {
+        Ok(None)
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Option<u64>, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Option<u64>, E> {
+        Ok(None)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<u64>, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<u64>, A::Error> {
+        let mut cached = None;
+        while let Some(Key(key)) = map.next_key::<Key>()? {
+            if self.details && key == Some("cached_tokens") {
+                cached = map.next_value::<Count>()?.0;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(cached)
+    }
 }
 
 /// The parts of a frame we read. Other keys are skipped without being stored.

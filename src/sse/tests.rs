@@ -820,3 +820,35 @@ fn preludes_are_not_content() {
     );
     assert_eq!(openai.content_before_first_error(), Some(1));
 }
+
+/// A usage object read key by key gives what reading it as a JSON tree gave, for every
+/// provider's shape and for values that are not counts.
+#[wasm_bindgen_test(unsupported = test)]
+fn usage_read_without_a_tree_matches_the_tree() {
+    let objects = [
+        r#"{"prompt_tokens":12,"completion_tokens":5,"total_tokens":17}"#,
+        r#"{"prompt_tokens":12,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":4,"audio_tokens":0}}"#,
+        r#"{"input_tokens":7,"output_tokens":3,"cache_read_input_tokens":2,"cache_creation_input_tokens":1}"#,
+        r#"{"input_tokens":7,"output_tokens":3,"input_tokens_details":{"cached_tokens":6},"output_tokens_details":{"reasoning_tokens":1}}"#,
+        r#"{"promptTokenCount":9,"candidatesTokenCount":4,"cachedContentTokenCount":3,"promptTokensDetails":[{"modality":"TEXT","tokenCount":9}]}"#,
+        r#"{"prompt_tokens":12.0,"completion_tokens":"5","prompt_tokens_details":null,"extra":[1,{"a":[]}]}"#,
+        r#"{"prompt_tokens":-3,"completion_tokens":true,"input_tokens_details":7,"prompt_tokens_details":{"cached_tokens":-1}}"#,
+        r#"{"prompt_tokens":1,"prompt_tokens":2,"completion_tokens":null}"#,
+        r#"{"prompt\u005ftokens":5,"cached_tokens":9}"#,
+        r#"{}"#,
+    ];
+    for text in objects {
+        let map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            Usage::parse(text.as_bytes()),
+            Some(Usage::from_map(&map)),
+            "{text}"
+        );
+    }
+    assert_eq!(
+        Usage::parse(b"[1]"),
+        None,
+        "only an object is a usage object"
+    );
+    assert_eq!(Usage::parse(br#"{"prompt_tokens":1"#), None, "cut short");
+}

@@ -48,7 +48,10 @@ pub fn copy_range<'a>(
     size: usize,
 ) -> Vec<u8> {
     let end = start.saturating_add(size);
-    let mut out = Vec::new();
+    let chunks: Vec<&[u8]> = chunks.into_iter().collect();
+    let total: usize = chunks.iter().map(|c| c.len()).sum();
+    // One allocation of the final size: growing by chunks copied a 100 KB body several times.
+    let mut out = Vec::with_capacity(total.min(end).saturating_sub(start));
     let mut offset = 0usize;
     for bytes in chunks {
         let (from, to) = (offset, offset + bytes.len());
