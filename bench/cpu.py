@@ -274,7 +274,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--rate", type=int, default=800)
     parser.add_argument("--cases", default="1k,100k,stream")
-    parser.add_argument("--arms", default="plain,floor,shipped,native")
+    parser.add_argument("--arms", default="plain,floor,shipped,native-floor,native")
     parser.add_argument("--variant", action="append", default=[], metavar="NAME=PATH",
                         help="another build of the filter as an arm (the shipped config with that .wasm)")
     parser.add_argument("--native-variant", action="append", default=[], metavar="NAME=PATH",
