@@ -42,14 +42,14 @@ impl SharedStore {
 }
 
 /// Bytes `[start, start + size)` of a body held as consecutive chunks (copied once).
-pub fn copy_range<'a>(
-    chunks: impl IntoIterator<Item = &'a [u8]>,
-    start: usize,
-    size: usize,
-) -> Vec<u8> {
+pub fn copy_range<'a, I>(chunks: I, start: usize, size: usize) -> Vec<u8>
+where
+    I: IntoIterator<Item = &'a [u8]>,
+    I::IntoIter: Clone,
+{
     let end = start.saturating_add(size);
-    let chunks: Vec<&[u8]> = chunks.into_iter().collect();
-    let total: usize = chunks.iter().map(|c| c.len()).sum();
+    let chunks = chunks.into_iter();
+    let total: usize = chunks.clone().map(<[u8]>::len).sum();
     // One allocation of the final size: growing by chunks copied a 100 KB body several times.
     let mut out = Vec::with_capacity(total.min(end).saturating_sub(start));
     let mut offset = 0usize;
