@@ -32,6 +32,7 @@ lint:
 
 unit:
 	cargo test --workspace
+	cargo test --lib --features native
 
 # The pure core's tests, compiled to wasm and run by wasm-bindgen-test in Node.js.
 unit-wasm: setup

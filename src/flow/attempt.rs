@@ -32,6 +32,8 @@ pub struct Plan {
     /// goes (request-header changes carry over between attempts; this cluster's
     /// `credential_injector` adds its own after this filter).
     pub strip_credentials: bool,
+    /// The attempt's place among the request's attempts (1 for the first).
+    pub number: usize,
 }
 
 /// An attempt's request headers: the model it asks, and whether its body must be held.
@@ -44,11 +46,13 @@ pub fn plan(
     out: &mut Effects,
 ) -> Plan {
     let config = cx.config;
+    request.attempts += 1;
     let strip_credentials = arrive(cx, request, landed, out);
     // A retry Envoy makes before (or without) this attempt's judgement, after a reset or a
     // connect failure, goes where the route says: to this attempt's cluster, or to the next
     // provider when one more failure would open this model's circuit.
     let retry_cluster = no_answer_cluster(cx, request);
+    request.predicted_cluster.clone_from(&retry_cluster);
     name_cluster(config, request, retry_cluster, out);
     let target = request.next.clone();
     let upstream = config
@@ -67,12 +71,17 @@ pub fn plan(
         target,
         needs_body,
         strip_credentials,
+        number: request.attempts,
     }
 }
 
-/// A retry meant for another cluster than the last attempt's (`in_request` mode): records the
-/// cluster it reached (re-planning when that is not the one named) and returns whether the last
-/// provider's credentials must go.
+/// A retry (`in_request` mode): records the cluster it reached, re-planning when that is not
+/// the planned model's, and returns whether the last provider's credentials must go.
+///
+/// The cluster is read, not assumed: the router picks a retry's cluster from filter state at a
+/// moment the filter does not see, which may come before the last attempt's judgement (then
+/// the retry goes where that attempt's start predicted) or after it. Retries are rare; the
+/// read costs one host call on each.
 fn arrive(
     cx: &Cx<'_>,
     request: &mut Request,
@@ -85,12 +94,9 @@ fn arrive(
         return false;
     }
     let planned = request.next_cluster(config).to_owned();
-    if planned == request.cluster {
-        return false;
-    }
     let cluster = match landed() {
         Some(actual) if actual != planned => {
-            misrouted(cx, request, &planned, &actual, out);
+            relanded(cx, request, &planned, &actual, out);
             actual
         }
         _ => planned,
@@ -156,11 +162,13 @@ fn no_answer_cluster(cx: &Cx<'_>, request: &Request) -> Option<String> {
     }
 }
 
-/// The attempt reached `actual` instead of the `planned` cluster (its name is missing from the
-/// route's matcher maps, or the route does not pick clusters again on retry): it asks the
-/// first model of the chain served there that can take it, so that no model is sent to a
-/// provider that does not serve it.
-fn misrouted(cx: &Cx<'_>, request: &mut Request, planned: &str, actual: &str, out: &mut Effects) {
+/// The attempt reached `actual` instead of the `planned` cluster: it asks the first model of
+/// the chain served there that can take it, so that no model is sent to a provider that does
+/// not serve it. Either the router picked the retry's cluster before the last attempt's
+/// judgement was written (it went where the filter had named: a race, not a fault), or the
+/// route ignored what was named (its name is missing from the route's matcher maps, or the
+/// route does not pick clusters again on retry: counted as misrouted).
+fn relanded(cx: &Cx<'_>, request: &mut Request, planned: &str, actual: &str, out: &mut Effects) {
     let config = cx.config;
     let chain = request.chain(config);
     let requested = chain.first().copied();
@@ -175,15 +183,24 @@ fn misrouted(cx: &Cx<'_>, request: &mut Request, planned: &str, actual: &str, ou
         .iter()
         .find(|m| !matches!(cx.admission_of(&m.name), Admission::Cooling { .. }))
         .or(on_actual.first());
-    let slot = cx.counters.slot(Some(&request.next));
-    log::warn!(
-        "attempt {}: meant for cluster {planned} ({}) but reached {actual} (is {planned} in the \
-         route's matcher maps, and refresh_cluster_on_retry set?); asking {} instead",
-        request.tried.len() + 1,
-        request.next,
-        choice.map_or(request.next.as_str(), |m| m.name.as_str())
-    );
-    out.count(Counter::Misrouted(slot));
+    let asking = choice.map_or(request.next.as_str(), |m| m.name.as_str());
+    let attempt = request.tried.len() + 1;
+    let named = |c: &Option<String>| c.as_deref() == Some(actual);
+    if named(&request.predicted_cluster) || named(&request.named_cluster) {
+        log::info!(
+            "attempt {attempt}: the router picked {actual}, named for a retry before the last \
+             attempt was judged, while {} on {planned} was planned; asking {asking} there",
+            request.next
+        );
+    } else {
+        log::warn!(
+            "attempt {attempt}: meant for cluster {planned} ({}) but reached {actual} (is \
+             {planned} in the route's matcher maps, and refresh_cluster_on_retry set?); asking \
+             {asking} instead",
+            request.next
+        );
+        out.count(Counter::Misrouted(cx.counters.slot(Some(&request.next))));
+    }
     if let Some(model) = choice {
         request.next = model.name.clone();
     }
@@ -196,6 +213,8 @@ pub struct Rewrite {
     pub target: String,
     /// The bytes to send instead of the original (`None`: send it as it is).
     pub body: Option<Vec<u8>>,
+    /// The attempt's place among the request's attempts (1 for the first).
+    pub number: usize,
 }
 
 /// An attempt's whole (decoded) body: the attempt starts on `request.next`; the `model` field
@@ -239,7 +258,11 @@ pub fn rewrite(cx: &Cx<'_>, request: &mut Request, body: &[u8], decoded: bool) -
         out = Some(body.to_vec());
     }
     request.rewritten |= out.is_some();
-    Some(Rewrite { target, body: out })
+    Some(Rewrite {
+        target,
+        body: out,
+        number: request.attempts,
+    })
 }
 
 /// Classifies an answer, counts it, and returns the headers that say what it was.
@@ -642,6 +665,18 @@ pub enum After {
     /// Nothing more in this request; a model on another cluster could serve the client's
     /// next request (told by `x-should-retry: true` and `x-llm-fallback-next`).
     Elsewhere(String),
+    /// Judged after a later attempt had started (Envoy retried before this attempt's ending
+    /// reached the filter): the model's health learns it, the request's plan stands.
+    Stale,
+}
+
+/// One attempt of a request, as its upstream filter knows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tried<'a> {
+    /// The model it asked.
+    pub model: &'a str,
+    /// Its place among the request's attempts (1 for the first).
+    pub number: usize,
 }
 
 /// Names `cluster` for the router's next attempt, unless the route finds it anyway: it is
@@ -674,25 +709,37 @@ fn name_next_cluster(config: &crate::config::Config, request: &mut Request, out:
     name_cluster(config, request, Some(cluster), out);
 }
 
-/// After a failed answer from `model` (the attempt's model): updates its health and decides
-/// the next attempt; header effects only when `seen` is an answer.
+/// After a failed answer to `attempt`: updates its model's health and decides the next
+/// attempt; header effects only when `seen` is an answer.
 #[allow(clippy::too_many_arguments)]
 pub fn after_failure(
     cx: &Cx<'_>,
     request: &mut Request,
     seed: &str,
-    model: &str,
+    attempt: Tried<'_>,
     status: u16,
     verdict: &Verdict,
     seen: Seen,
     out: &mut Effects,
 ) -> After {
     let config = cx.config;
+    let model = attempt.model;
     let Some(current) = config.model(model) else {
         return After::Next(Next::Stop);
     };
     let now = cx.now();
     let opened = record_failure(cx, seed, current, verdict, out);
+    if attempt.number != request.attempts {
+        log::info!(
+            "attempt {}: {model} {} ({}), judged after attempt {} had started: its health \
+             learns it, the request's plan stands",
+            attempt.number,
+            verdict.class.as_str(),
+            header_safe(&verdict.reason),
+            request.attempts
+        );
+        return After::Stale;
+    }
     let slot = cx.counters.slot(Some(model));
     let proven = proven_rejection(status, verdict);
     if let Safety::Unsafe { proven_rejection } = &mut request.safety {
@@ -765,7 +812,7 @@ pub fn after_failure(
     if next != Next::Stop {
         name_next_cluster(config, request, out);
     }
-    let attempt = request.tried.len();
+    let attempt = attempt.number;
     if seen == Seen::Nothing {
         log::info!(
             "attempt {attempt}: {model} gave no answer ({}); next attempt, if any: {next:?}",

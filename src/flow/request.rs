@@ -88,10 +88,17 @@ pub struct Request {
     /// retry's cluster is named: the routing header is gone after the first attempt (no
     /// provider sees it), so a route that picks the cluster again on retry reads only this.
     pub named_cluster: Option<String>,
+    /// The cluster the latest attempt's start named for a retry that comes before its
+    /// judgement (see `attempt::plan`), if it named one: a retry may still land there after
+    /// the judgement has named another.
+    pub predicted_cluster: Option<String>,
     /// The model the next attempt must ask.
     pub next: String,
     /// Models asked so far, in order.
     pub tried: Vec<String>,
+    /// Attempts begun so far (the router's, planned by the upstream filter), counting one whose
+    /// body is not read yet; numbers them (1 for the first).
+    pub attempts: usize,
     /// The model that answered with a success last.
     pub served: Option<String>,
     /// The class that caused the first switch away from the requested model.
@@ -133,8 +140,10 @@ impl Request {
             priority: Priority::Normal,
             cluster: cluster.to_owned(),
             named_cluster: None,
+            predicted_cluster: None,
             next: first.to_owned(),
             tried: Vec::new(),
+            attempts: 0,
             served: None,
             fallback_reason: None,
             downgraded: false,

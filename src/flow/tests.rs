@@ -125,13 +125,25 @@ impl Bed {
         model: &str,
         ending: crate::attempt::Ending,
     ) -> (After, Effects) {
+        let number = request.attempts;
+        self.ended_late(request, model, number, ending)
+    }
+
+    /// The same, judged as attempt `number` (a later one may have started meanwhile).
+    fn ended_late(
+        &self,
+        request: &mut Request,
+        model: &str,
+        number: usize,
+        ending: crate::attempt::Ending,
+    ) -> (After, Effects) {
         let verdict = ending.verdict().unwrap();
         let mut out = Effects::default();
         let after = attempt::after_failure(
             &self.cx(),
             request,
             "r1",
-            model,
+            attempt::Tried { model, number },
             0,
             &verdict,
             Seen::Nothing,
@@ -149,11 +161,12 @@ impl Bed {
         body: &str,
     ) -> (After, Effects) {
         let (verdict, mut out) = self.judge(model, status, body);
+        let number = request.attempts;
         let after = attempt::after_failure(
             &self.cx(),
             request,
             "r1",
-            model,
+            attempt::Tried { model, number },
             status,
             &verdict,
             Seen::Answer,
@@ -176,11 +189,15 @@ impl Bed {
         }
         let model = plan.target;
         let (verdict, mut out) = self.judge(&model, status, body);
+        let number = request.attempts;
         let after = attempt::after_failure(
             &self.cx(),
             request,
             "r1",
-            &model,
+            attempt::Tried {
+                model: &model,
+                number,
+            },
             status,
             &verdict,
             Seen::Answer,
@@ -895,6 +912,43 @@ fn an_attempt_whose_failure_would_open_the_circuit_names_the_next_provider_befor
     let (after, out) = bed.judge_after(&mut request, "gpt-4o", 429, RATE);
     assert_eq!(after, After::Next(Next::Retry));
     assert_eq!(out.routed_next(), Some("a"));
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn a_retry_that_goes_where_the_prediction_named_before_the_judgement_asks_a_model_served_there() {
+    let bed = in_request();
+    let mut request = bed.routed("gpt-4o", Safety::Safe);
+    let _ = plan_landing(&bed, &mut request, "a");
+    let _ = bed.ended(
+        &mut request,
+        "gpt-4o",
+        crate::attempt::Ending::ConnectFailure,
+    );
+    // Attempt 2 on gpt-4o: one more failure opens its circuit, so b is named for the retry.
+    let (_, out) = plan_landing(&bed, &mut request, "a");
+    assert_eq!(out.routed_next(), Some("b"));
+    // It is reset, and Envoy starts the retry before the filter has judged the reset: the
+    // retry reaches b while the request still plans gpt-4o on a. It must ask claude (served
+    // on b), never send gpt-4o to a provider that does not serve it.
+    let (plan, out) = plan_landing(&bed, &mut request, "b");
+    assert_eq!(plan.target, "claude");
+    assert!(plan.strip_credentials, "a's credentials go");
+    assert_eq!(request.cluster, "b");
+    assert_eq!(
+        out.counted(Counter::Misrouted(bed.slot("gpt-4o"))),
+        0,
+        "the route did what it was told: not a misroute"
+    );
+    // The late judgement of attempt 2 still teaches gpt-4o's health, but does not move the
+    // request, whose attempt 3 is already on claude.
+    let (after, out) = bed.ended_late(&mut request, "gpt-4o", 2, crate::attempt::Ending::NoAnswer);
+    assert_eq!(after, After::Stale);
+    assert_eq!(out.routed_next(), None);
+    assert_eq!(request.next, "claude");
+    assert!(matches!(
+        bed.cx().admission_of("gpt-4o"),
+        crate::health::Admission::Cooling { .. }
+    ));
 }
 
 #[wasm_bindgen_test(unsupported = test)]

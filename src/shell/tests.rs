@@ -1,5 +1,8 @@
 //! The shell against a fake Envoy ([`super::raw`] is `fake_host.rs` natively): each context's
 //! callbacks driven as Envoy drives them, and what reached the host checked call by call.
+//!
+//! Not in the native build, whose host is Envoy itself.
+#![cfg(not(feature = "native"))]
 
 use super::raw::{self as fake, Stream};
 use super::Root;

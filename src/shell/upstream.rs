@@ -69,6 +69,8 @@ pub struct UpstreamContext {
     id: Option<String>,
     /// The model this attempt asks.
     model: Option<String>,
+    /// Its place among the request's attempts (0 until it has started).
+    number: usize,
     slot: ModelSlot,
     sending: Sending,
     answering: Answering,
@@ -97,6 +99,7 @@ impl UpstreamContext {
             context_id,
             id: None,
             model: None,
+            number: 0,
             slot: ModelSlot::default(),
             sending: Sending::Sent,
             answering: Answering::Awaiting,
@@ -155,6 +158,7 @@ impl UpstreamContext {
         }
         self.count(Some(&rewrite.target));
         self.model = Some(rewrite.target);
+        self.number = rewrite.number;
     }
 
     /// Judges an answer and decides what follows; `seen` says whether its headers can be
@@ -173,7 +177,11 @@ impl UpstreamContext {
         }
         let status = self.status;
         let planned = requests::with(&id, |r| {
-            attempt::after_failure(cx, r, &id, &model, status, verdict, seen, out)
+            let attempt = attempt::Tried {
+                model: &model,
+                number: self.number,
+            };
+            attempt::after_failure(cx, r, &id, attempt, status, verdict, seen, out)
         });
         if let (None, Some(config)) = (planned, cx.config.model(&model)) {
             // The request's state is gone (evicted): the model's health still learns.
@@ -673,6 +681,7 @@ impl HttpContext for UpstreamContext {
             if !end_of_stream {
                 log::debug!("attempt body not read: {}", BodySkip::Encoded.as_str());
             }
+            self.number = planned.as_ref().map_or(0, |(_, p)| p.number);
             self.model = planned.map(|(_, p)| p.target);
             return Action::Continue;
         }
@@ -685,6 +694,7 @@ impl HttpContext for UpstreamContext {
             Some((_, plan)) => {
                 // The body already asks this model under its own name: nothing to read.
                 self.count(Some(&plan.target));
+                self.number = plan.number;
                 self.model = Some(plan.target);
                 Action::Continue
             }

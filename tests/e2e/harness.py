@@ -341,10 +341,6 @@ native_gap_endings = pytest.mark.skipif(NATIVE, reason=(
     "native build: Envoy 1.40's dynamic-module ABI gives an upstream filter no response flags, "
     "code details or transport failure reason once its attempt has ended, so a connection failure "
     "or a client that left reads as a timeout"))
-native_gap_late_ending = pytest.mark.skipif(NATIVE, reason=(
-    "native build: an attempt cut without an answer is judged at `destroy`, which Envoy defers "
-    "until after the router has picked the retry's cluster, so a retry after a held stream was "
-    "reset can go to the default provider (seen in the soak: attempt_on_the_wrong_provider)"))
 native_gap_check = pytest.mark.skipif(NATIVE, reason=(
     "native build: `llm-fallback check` reads proxy-wasm filter configs only"))
 wasm_vm_only = pytest.mark.skipif(NATIVE, reason="a VM that traps and is replaced: proxy-wasm only")

@@ -14,12 +14,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 
 import soak  # noqa: E402
-from harness import native_gap_late_ending  # noqa: E402
 
 SEED = 20261201
 
 
-@native_gap_late_ending
 def test_chaos_soak(tmp_path):
     report = soak.run_soak(3000, seed=SEED, threads=32, epoch=300, max_seconds=90, workdir=tmp_path, quiet=True)
     print(report.text)
