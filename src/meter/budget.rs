@@ -235,15 +235,6 @@ impl Budget {
         })
     }
 
-    /// Reserves even over the cap (a shadow budget counts what really happens).
-    pub fn reserve_anyway(&self, record: Option<Record>, now_ms: u64, amount: u64) -> Record {
-        let record = self.current(record, now_ms);
-        Record {
-            reserved: record.reserved.saturating_add(amount),
-            ..record
-        }
-    }
-
     /// Gives back a reservation and charges what the request used to the current window (a
     /// request admitted in the last window is charged to the new one: spend is never lost).
     pub fn settle(
@@ -267,6 +258,112 @@ impl Budget {
             Unit::Tokens => format!("{amount} tokens"),
             Unit::Nanousd => format!("{:.6} USD", amount as f64 / 1e9),
         }
+    }
+}
+
+/// A shadow budget's changes on one worker since they were last folded into its shared
+/// record, and that record as the worker last saw it.
+///
+/// A shadow budget refuses nothing, so its verdicts need no exact view of the other workers:
+/// each worker keeps its requests' reservations and spend here and folds them into the shared
+/// record on its timer (once a second), instead of two compare-and-swap rounds per request.
+/// Its "would refuse" verdicts and the shared record lag the other workers by that period.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// The shared record when this worker last folded into it or read it.
+    seen: Option<Record>,
+    /// The window the changes below belong to.
+    window_ms: u64,
+    /// Reserved by this worker's requests, less what their settlements gave back.
+    reserved: i64,
+    /// Charged by this worker's settlements.
+    spent: u64,
+}
+
+impl Tally {
+    /// Whether there is anything to fold.
+    pub fn pending(&self) -> bool {
+        self.reserved != 0 || self.spent != 0
+    }
+
+    fn apply(&self, record: Record) -> Record {
+        let reserved = i128::from(record.reserved) + i128::from(self.reserved);
+        Record {
+            reserved: u64::try_from(reserved.max(0)).unwrap_or(u64::MAX),
+            spent: record.spent.saturating_add(self.spent),
+            ..record
+        }
+    }
+}
+
+impl Budget {
+    /// The changes kept for the window of `now_ms` (those of a window that is over go, as its
+    /// shared record does).
+    fn tally_at<'a>(&self, tally: &'a mut Tally, now_ms: u64) -> &'a mut Tally {
+        let start = self.window_at(now_ms).0;
+        if tally.window_ms != start {
+            *tally = Tally {
+                seen: tally.seen,
+                window_ms: start,
+                ..Tally::default()
+            };
+        }
+        tally
+    }
+
+    /// The record as this worker sees it: the last shared record seen, with its own changes.
+    pub fn view(&self, tally: &Tally, now_ms: u64) -> Record {
+        let record = self.current(tally.seen, now_ms);
+        if tally.window_ms == record.window_ms {
+            tally.apply(record)
+        } else {
+            record
+        }
+    }
+
+    /// [`Self::reserve`] for a shadow budget, on this worker's view: the amount is reserved
+    /// whatever the verdict (a shadow budget counts what really happens).
+    pub fn reserve_locally(&self, tally: &mut Tally, now_ms: u64, amount: u64) -> Fit {
+        let fit = self.reserve(Some(self.view(tally, now_ms)), now_ms, amount);
+        let tally = self.tally_at(tally, now_ms);
+        tally.reserved = tally
+            .reserved
+            .saturating_add(i64::try_from(amount).unwrap_or(i64::MAX));
+        fit
+    }
+
+    /// [`Self::settle`] for a shadow budget, kept on this worker until its next fold.
+    pub fn settle_locally(
+        &self,
+        tally: &mut Tally,
+        now_ms: u64,
+        reservation: Reservation,
+        used: u64,
+    ) {
+        let tally = self.tally_at(tally, now_ms);
+        if tally.window_ms == reservation.window_ms {
+            tally.reserved = tally
+                .reserved
+                .saturating_sub(i64::try_from(reservation.amount).unwrap_or(i64::MAX));
+        }
+        tally.spent = tally.spent.saturating_add(used);
+    }
+
+    /// The shared record with this worker's changes folded in (`None`: nothing to write, only
+    /// to see). Changes of a window the shared record has left are dropped with it.
+    pub fn fold(&self, tally: &Tally, shared: Option<Record>, now_ms: u64) -> Option<Record> {
+        let record = self.current(shared, now_ms);
+        (tally.pending() && tally.window_ms == record.window_ms).then(|| tally.apply(record))
+    }
+
+    /// After a fold was written, or found nothing to write: `record` is what the shared
+    /// record now holds, with this worker's changes in it (or dropped with their window).
+    pub fn folded(&self, tally: &mut Tally, record: Option<Record>) {
+        *tally = Tally {
+            seen: record,
+            window_ms: tally.window_ms,
+            ..Tally::default()
+        };
     }
 }
 

@@ -1,4 +1,4 @@
-use super::budget::{Budget, Fit, Record, Reservation, Scope};
+use super::budget::{Budget, Fit, Record, Reservation, Scope, Tally};
 use super::*;
 use crate::config::metering::{BudgetConfig, BudgetWindow, KeyLabel};
 use crate::flow::Effects;
@@ -175,6 +175,80 @@ fn a_request_that_would_cross_the_cap_is_refused_and_reservations_count() {
         b.reserve(Some(settled), NOW, 701),
         Fit::Over { .. }
     ));
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn a_shadow_budgets_workers_keep_their_changes_and_fold_them_into_the_shared_record() {
+    let b = &Budget::all(&metering(vec![budget(BudgetWindow::Hour, 1000)]))[0];
+    let (mut one, mut two) = (Tally::default(), Tally::default());
+    let mut shared: Option<Record> = None;
+    let fold = |tally: &mut Tally, shared: &mut Option<Record>, now: u64| {
+        let written = b.fold(tally, *shared, now);
+        if written.is_some() {
+            *shared = written;
+        }
+        b.folded(tally, written.or(*shared));
+    };
+    // Worker one admits 600 and worker two 500 before either folds: each judges on what it
+    // has seen, so neither would refuse (the enforced reading would refuse the second).
+    assert!(matches!(
+        b.reserve_locally(&mut one, NOW, 600),
+        Fit::Reserved(_)
+    ));
+    assert!(matches!(
+        b.reserve_locally(&mut two, NOW, 500),
+        Fit::Reserved(_)
+    ));
+    assert_eq!(shared, None, "nothing written per request");
+    fold(&mut one, &mut shared, NOW);
+    fold(&mut two, &mut shared, NOW);
+    assert_eq!(shared.map(|r| (r.spent, r.reserved)), Some((0, 1100)));
+    // Worker one saw 600 when it folded; its next tick sees two's 500 as well, and the next
+    // request would be refused (it is still reserved: a shadow budget counts what happens).
+    assert!(matches!(
+        b.reserve(Some(b.view(&one, NOW)), NOW, 400),
+        Fit::Reserved(_)
+    ));
+    fold(&mut one, &mut shared, NOW);
+    assert!(matches!(
+        b.reserve_locally(&mut one, NOW, 1),
+        Fit::Over { .. }
+    ));
+    // Settlements give back the reservations and charge the use, at the next fold.
+    let window_ms = b.window_at(NOW).0;
+    let held = |amount| Reservation {
+        budget: 0,
+        window_ms,
+        amount,
+    };
+    b.settle_locally(&mut one, NOW, held(600), 300);
+    b.settle_locally(&mut one, NOW, held(1), 1);
+    b.settle_locally(&mut two, NOW, held(500), 200);
+    assert_eq!(
+        b.view(&one, NOW).reserved,
+        500,
+        "its own changes count at once"
+    );
+    fold(&mut one, &mut shared, NOW);
+    fold(&mut two, &mut shared, NOW);
+    assert_eq!(shared.map(|r| (r.spent, r.reserved)), Some((501, 0)));
+    // A fold with nothing pending writes nothing and sees the others' changes.
+    assert_eq!(b.fold(&one, shared, NOW), None);
+    fold(&mut one, &mut shared, NOW);
+    assert_eq!(b.view(&one, NOW).spent, 501);
+    // Changes of a window that is over go with it; the new window starts from this one's.
+    assert!(matches!(
+        b.reserve_locally(&mut two, NOW, 100),
+        Fit::Reserved(_)
+    ));
+    let later = NOW + 3_600_000;
+    b.settle_locally(&mut two, later, held(100), 40);
+    fold(&mut two, &mut shared, later);
+    let now = shared.unwrap_or_default();
+    assert_eq!(
+        (now.window_ms, now.spent, now.reserved),
+        (b.window_at(later).0, 40, 0)
+    );
 }
 
 #[wasm_bindgen_test(unsupported = test)]

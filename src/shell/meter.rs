@@ -4,7 +4,7 @@
 use super::{host, raw, Plugin};
 use crate::config::Config;
 use crate::flow::Effects;
-use crate::meter::budget::{self, Budget, Fit, Record, Reservation, Scope};
+use crate::meter::budget::{self, Budget, Fit, Record, Reservation, Scope, Tally};
 use crate::meter::{Estimate, Metered};
 use crate::sse::Usage;
 use crate::stats::{BudgetEvent, Counter, CounterSet, ModelSlot};
@@ -23,6 +23,9 @@ pub struct Meter {
     gauges: Vec<[Option<u32>; 3]>,
     /// Per budget: the window whose first refusal this worker logged.
     logged: RefCell<Vec<u64>>,
+    /// Per budget: this worker's changes to a shadow budget, folded into its shared record by
+    /// the timer ([`publish`]).
+    tallies: RefCell<Vec<Tally>>,
     /// Per configured model: 1 while its circuit is open (cooling down or being probed).
     circuit_open: Vec<(String, Option<u32>)>,
     /// Per model with a latency condition: its P95 answer time now (0: too few answers).
@@ -73,6 +76,7 @@ impl Meter {
             })
             .collect();
         let logged = RefCell::new(vec![0; budgets.len()]);
+        let tallies = RefCell::new(vec![Tally::default(); budgets.len()]);
         let gauge = |family: &str, model: &str| {
             define(
                 MetricType::Gauge,
@@ -96,6 +100,7 @@ impl Meter {
             token_usage,
             gauges,
             logged,
+            tallies,
             circuit_open,
             latency_p95,
         }
@@ -117,7 +122,8 @@ pub enum Admission {
 /// Reserves the request's estimate in every budget that applies to it, or refuses it at the
 /// first budget it would cross (giving back what the others reserved). A budget whose record
 /// cannot be updated (the host refused, or it stayed contended) lets the request through:
-/// accounting never stops traffic on its own failure.
+/// accounting never stops traffic on its own failure. Shadow budgets are judged and reserved
+/// on this worker's tally, without touching shared data.
 pub fn admit(
     plugin: &Plugin,
     scope: Scope<'_>,
@@ -134,24 +140,39 @@ pub fn admit(
         }
         let amount = b.amount_of(estimate, price);
         let mut over = None;
-        let outcome = host::cas_update(&budget::record_key(b), |current| {
-            let record = current.and_then(Record::decode);
-            match b.reserve(record, now_ms, amount) {
-                Fit::Reserved(next) => {
-                    over = None;
-                    Some(next.encode())
-                }
-                Fit::Over {
-                    resets_at_ms,
-                    record: seen,
-                } => {
-                    over = Some((resets_at_ms, seen));
-                    // A shadow budget keeps counting what really happens.
-                    b.shadow
-                        .then(|| b.reserve_anyway(record, now_ms, amount).encode())
-                }
+        let reserved = if b.shadow {
+            let mut tallies = plugin.meter.tallies.try_borrow_mut().ok();
+            let fit = tallies
+                .as_mut()
+                .and_then(|t| t.get_mut(index))
+                .map(|tally| b.reserve_locally(tally, now_ms, amount));
+            if let Some(Fit::Over {
+                resets_at_ms,
+                record,
+            }) = fit
+            {
+                over = Some((resets_at_ms, record));
             }
-        });
+            fit.is_some()
+        } else {
+            let outcome = host::cas_update(&budget::record_key(b), |current| {
+                let record = current.and_then(Record::decode);
+                match b.reserve(record, now_ms, amount) {
+                    Fit::Reserved(next) => {
+                        over = None;
+                        Some(next.encode())
+                    }
+                    Fit::Over {
+                        resets_at_ms,
+                        record: seen,
+                    } => {
+                        over = Some((resets_at_ms, seen));
+                        None
+                    }
+                }
+            });
+            outcome == host::CasOutcome::Written
+        };
         if let Some((resets_at_ms, seen)) = over {
             log_refusal(plugin, index, b, seen, amount);
             log::debug!(
@@ -183,7 +204,7 @@ pub fn admit(
                 return Admission::Refused(out);
             }
         }
-        if outcome == host::CasOutcome::Written {
+        if reserved {
             plugin
                 .metrics
                 .increment(Counter::Budget(index, BudgetEvent::Admitted));
@@ -240,6 +261,14 @@ pub fn settle(plugin: &Plugin, metered: &Metered, served: bool, now_ms: u64) {
         };
         let reported = b.spent_of(metered.spend);
         let used = crate::meter::charge(reported, metered.usage_seen, served, r.amount);
+        if b.shadow {
+            if let Ok(mut tallies) = plugin.meter.tallies.try_borrow_mut() {
+                if let Some(tally) = tallies.get_mut(r.budget) {
+                    b.settle_locally(tally, now_ms, *r, used);
+                }
+            }
+            continue;
+        }
         host::cas_update(&budget::record_key(b), |current| {
             Some(
                 b.settle(current.and_then(Record::decode), now_ms, *r, used)
@@ -300,12 +329,37 @@ pub fn record_tokens(plugin: &Plugin, slot: ModelSlot, usage: &Usage) {
     }
 }
 
-/// Sets the budgets' gauges from their shared records (any worker's value is the truth).
+/// Folds this worker's shadow-budget changes into their shared records, and sets the
+/// budgets' gauges from those records (any worker's value is the truth).
 pub fn publish(plugin: &Plugin, now_ms: u64) {
-    for (b, ids) in plugin.meter.budgets.iter().zip(&plugin.meter.gauges) {
-        let record = host::shared_data(&budget::record_key(b))
-            .and_then(|(bytes, _)| bytes)
-            .and_then(|bytes| Record::decode(&bytes));
+    let Ok(mut tallies) = plugin.meter.tallies.try_borrow_mut() else {
+        return;
+    };
+    for ((b, ids), tally) in plugin
+        .meter
+        .budgets
+        .iter()
+        .zip(&plugin.meter.gauges)
+        .zip(tallies.iter_mut())
+    {
+        let key = budget::record_key(b);
+        let record = if b.shadow {
+            let mut now = None;
+            let outcome = host::cas_update(&key, |current| {
+                let shared = current.and_then(Record::decode);
+                let folded = b.fold(tally, shared, now_ms);
+                now = folded.or(shared);
+                folded.map(Record::encode)
+            });
+            if outcome != host::CasOutcome::Failed {
+                b.folded(tally, now);
+            }
+            now
+        } else {
+            host::shared_data(&key)
+                .and_then(|(bytes, _)| bytes)
+                .and_then(|bytes| Record::decode(&bytes))
+        };
         let (spent, reserved, limit) = if b.active(now_ms) {
             let r = b.current(record, now_ms);
             (r.spent, r.reserved, b.limit)

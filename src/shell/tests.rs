@@ -702,13 +702,17 @@ fn a_budget_reserves_then_settles_what_the_answer_used_and_refuses_what_would_cr
 #[test]
 fn a_shadow_budget_refuses_nothing_and_says_what_it_would_have_done() {
     let config = metered(20, true);
-    let (client, upstream) = (root_with("client", &config), root_with("upstream", &config));
+    let (mut client, upstream) = (root_with("client", &config), root_with("upstream", &config));
     let answer = metered_request(&client, &upstream, 1, 100);
     assert_eq!(answer.reply, None);
     assert_eq!(
         header(&answer.response_headers, "x-llm-budget").as_deref(),
         Some("shadow-over daily")
     );
+    // Kept on the worker: no shared-data access per request; the timer folds it in.
+    assert_eq!(shared_record("llm_fallback.budget.daily"), None);
+    fake::with(|f| f.now_ms += 1000);
+    client.on_tick();
     let record = shared_record("llm_fallback.budget.daily").unwrap();
     assert_eq!((record.spent, record.reserved), (18, 0));
 }
