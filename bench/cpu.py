@@ -15,6 +15,8 @@ drift apart, and all arms run in one Envoy process (a listener, clusters and VM 
              cost of traffic shaping)
   no-metering the shipped config without `metering` and latency histograms (`--arms
              plain,no-metering,shipped`: the cost of usage accounting and budgets)
+  lean       the shipped config without shaping, metering and the route-metadata read: what
+             fallback alone costs (`--arms plain,floor,lean,shipped`)
 
 Envoy runs with `--concurrency 1` on core 0 (log level info, as in production; stats flushed only
 when the admin endpoint is read, between bursts); the mock and the load generator share core 1.
@@ -139,6 +141,16 @@ def without_latency(config: dict) -> dict:
     return config
 
 
+def lean(config: dict) -> dict:
+    """Fallback alone: the shipped config without traffic shaping, usage accounting (budgets,
+    latency histograms) and the route-metadata read (what the core flow costs by itself)."""
+    config = without_metering(without_shaping(config))
+    for root in ("client", "upstream", "status"):
+        for plugin in wasm_filters(config, root):
+            plugin["configuration"]["value"].setdefault("trust", {})["route_metadata"] = False
+    return config
+
+
 # Ablations, for finding where the cost goes (`--arms plain,floor,shipped,client-only,...`).
 ABLATIONS = {
     "client-only": lambda c: only_position(c, "client"),
@@ -147,6 +159,7 @@ ABLATIONS = {
     "no-shaping": without_shaping,
     "no-metering": without_metering,
     "no-latency": without_latency,
+    "lean": lean,
 }
 
 
