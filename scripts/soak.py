@@ -722,6 +722,10 @@ class Soak:
         reached = len(plans) - outcomes["transport_error"]
         if not (reached - outcomes["client_cancel"] <= filt["llm_fallback_requests"] <= len(plans)):
             self.violation("request_counter", -1, f"llm_fallback_requests {filt['llm_fallback_requests']:.0f} for {len(plans)} requests")
+        # The shipped route lists every provider: a retry that reached another cluster than the
+        # filter named can only be a race the filter tells apart (logged at info), never counted.
+        if filt["llm_fallback_misrouted"]:
+            self.violation("misrouted_counted", -1, f"llm_fallback_misrouted {filt['llm_fallback_misrouted']:.0f}")
         # 4. Memory.
         rss_start = rss_samples[0][1] if rss_samples else rss_end
         growth = rss_end - rss_start

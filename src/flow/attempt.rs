@@ -52,7 +52,6 @@ pub fn plan(
     // connect failure, goes where the route says: to this attempt's cluster, or to the next
     // provider when one more failure would open this model's circuit.
     let retry_cluster = no_answer_cluster(cx, request);
-    request.predicted_cluster.clone_from(&retry_cluster);
     name_cluster(config, request, retry_cluster, out);
     let target = request.next.clone();
     let upstream = config
@@ -185,11 +184,12 @@ fn relanded(cx: &Cx<'_>, request: &mut Request, planned: &str, actual: &str, out
         .or(on_actual.first());
     let asking = choice.map_or(request.next.as_str(), |m| m.name.as_str());
     let attempt = request.tried.len() + 1;
-    let named = |c: &Option<String>| c.as_deref() == Some(actual);
-    if named(&request.predicted_cluster) || named(&request.named_cluster) {
+    let default = config.fallback.default_cluster.as_str();
+    let named = request.named_cluster.as_deref().unwrap_or(default);
+    if actual == named || request.early_pick.as_deref() == Some(actual) {
         log::info!(
-            "attempt {attempt}: the router picked {actual}, named for a retry before the last \
-             attempt was judged, while {} on {planned} was planned; asking {asking} there",
+            "attempt {attempt}: the router picked {actual} before the last attempt's \
+             judgement planned {} on {planned}; asking {asking} there",
             request.next
         );
     } else {
@@ -759,6 +759,12 @@ pub fn after_failure(
     if request.features.is_none() {
         request.features = request.body.as_deref().map(Features::of_body);
     }
+    // A judgement without an answer may come after the router has picked the retry's
+    // cluster: the one named until now.
+    request.early_pick = (seen == Seen::Nothing).then(|| {
+        let named = request.named_cluster.as_deref();
+        named.unwrap_or(&config.fallback.default_cluster).to_owned()
+    });
     let all = request.chain(config);
     let in_request = config.fallback.providers.in_request();
     // In `next_request` mode attempts stay on the cluster the request was routed to; in

@@ -88,10 +88,11 @@ pub struct Request {
     /// retry's cluster is named: the routing header is gone after the first attempt (no
     /// provider sees it), so a route that picks the cluster again on retry reads only this.
     pub named_cluster: Option<String>,
-    /// The cluster the latest attempt's start named for a retry that comes before its
-    /// judgement (see `attempt::plan`), if it named one: a retry may still land there after
-    /// the judgement has named another.
-    pub predicted_cluster: Option<String>,
+    /// Where the router sent retries before the latest judgement named another cluster, when
+    /// that judgement had no answer to judge: it ran when Envoy ended the attempt, which may
+    /// come after the router has picked the retry's cluster. A retry that lands there raced
+    /// the judgement; anywhere else, the route ignored what was named.
+    pub early_pick: Option<String>,
     /// The model the next attempt must ask.
     pub next: String,
     /// Models asked so far, in order.
@@ -140,7 +141,7 @@ impl Request {
             priority: Priority::Normal,
             cluster: cluster.to_owned(),
             named_cluster: None,
-            predicted_cluster: None,
+            early_pick: None,
             next: first.to_owned(),
             tried: Vec::new(),
             attempts: 0,

@@ -915,6 +915,42 @@ fn an_attempt_whose_failure_would_open_the_circuit_names_the_next_provider_befor
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn a_retry_picked_before_a_switch_without_an_answer_was_named_is_a_race_not_a_misroute() {
+    let bed = in_request();
+    let mut request = bed.routed("gpt-4o", Safety::Safe);
+    // Attempt 1 on a clean model: nothing named (a is the route's default).
+    let (_, out) = plan_landing(&bed, &mut request, "a");
+    assert!(out.is_empty());
+    // Meanwhile another request's attempt on gpt-4o fails: this one's failure opens its circuit.
+    for id in ["r2"] {
+        let Start::Route {
+            request: mut other, ..
+        } = bed.route_as(id, "gpt-4o", Safety::Safe, Priority::Normal).0
+        else {
+            panic!()
+        };
+        let _ = plan_landing(&bed, &mut other, "a");
+        let _ = bed.ended(&mut other, "gpt-4o", crate::attempt::Ending::ConnectFailure);
+    }
+    // Attempt 1 ends without an answer: claude on b is named, but Envoy may already have
+    // picked the retry's cluster (a, the default, where nothing named sent it).
+    let (after, out) = bed.ended(
+        &mut request,
+        "gpt-4o",
+        crate::attempt::Ending::ConnectFailure,
+    );
+    assert_eq!(after, After::Next(Next::Switch("claude".into())));
+    assert_eq!(out.routed_next(), Some("b"));
+    let (plan, out) = plan_landing(&bed, &mut request, "a");
+    assert_eq!(
+        plan.target, "gpt-4o",
+        "the model a serves that can take it (cooling, rather than claude on a provider that \
+         does not serve it)"
+    );
+    assert_eq!(out.counted(Counter::Misrouted(bed.slot("claude"))), 0);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn a_retry_that_goes_where_the_prediction_named_before_the_judgement_asks_a_model_served_there() {
     let bed = in_request();
     let mut request = bed.routed("gpt-4o", Safety::Safe);
