@@ -922,16 +922,16 @@ fn a_retry_picked_before_a_switch_without_an_answer_was_named_is_a_race_not_a_mi
     let (_, out) = plan_landing(&bed, &mut request, "a");
     assert!(out.is_empty());
     // Meanwhile another request's attempt on gpt-4o fails: this one's failure opens its circuit.
-    for id in ["r2"] {
-        let Start::Route {
-            request: mut other, ..
-        } = bed.route_as(id, "gpt-4o", Safety::Safe, Priority::Normal).0
-        else {
-            panic!()
-        };
-        let _ = plan_landing(&bed, &mut other, "a");
-        let _ = bed.ended(&mut other, "gpt-4o", crate::attempt::Ending::ConnectFailure);
-    }
+    let Start::Route {
+        request: mut other, ..
+    } = bed
+        .route_as("r2", "gpt-4o", Safety::Safe, Priority::Normal)
+        .0
+    else {
+        panic!()
+    };
+    let _ = plan_landing(&bed, &mut other, "a");
+    let _ = bed.ended(&mut other, "gpt-4o", crate::attempt::Ending::ConnectFailure);
     // Attempt 1 ends without an answer: claude on b is named, but Envoy may already have
     // picked the retry's cluster (a, the default, where nothing named sent it).
     let (after, out) = bed.ended(
