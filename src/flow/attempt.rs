@@ -183,7 +183,7 @@ fn relanded(cx: &Cx<'_>, request: &mut Request, planned: &str, actual: &str, out
         .find(|m| !matches!(cx.admission_of(&m.name), Admission::Cooling { .. }))
         .or(on_actual.first());
     let asking = choice.map_or(request.next.as_str(), |m| m.name.as_str());
-    let attempt = request.tried.len() + 1;
+    let attempt = request.attempts;
     let default = config.fallback.default_cluster.as_str();
     let named = request.named_cluster.as_deref().unwrap_or(default);
     if actual == named || request.early_pick.as_deref() == Some(actual) {
