@@ -33,6 +33,10 @@ pub struct Code {
     pub value: String,
 }
 
+/// Longest body read as a one-line plain-text soft error: a completion is never one short
+/// line of plain text, but a relay's error page of a paragraph might be a real text answer.
+const PLAIN_LINE_MAX: usize = 256;
+
 /// Everything the classifier looks at in a body.
 #[derive(Debug, Default, Clone)]
 pub struct Evidence {
@@ -55,6 +59,9 @@ pub struct Evidence {
     /// from a relay, `Error from provider(429): {...}` inside a gateway's 500): the innermost
     /// one, a weak prior like the answer's own status.
     pub inner_status: Option<u16>,
+    /// Whether the whole body is one short line of plain text (no JSON, stream or page): what
+    /// a relay sends as a "200 OK but actually an error" ("当前模型负载过高，请稍后再试").
+    pub plain_line: bool,
 }
 
 impl Evidence {
@@ -107,6 +114,7 @@ impl Evidence {
             self.push_message(&title);
             return;
         }
+        self.plain_line = depth == 0 && trimmed.len() <= PLAIN_LINE_MAX && !trimmed.contains('\n');
         self.push_message(trimmed);
     }
 

@@ -323,7 +323,7 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
     }
     let is_success = (200..300).contains(&answer.status);
     if is_success && !evidence.has_error_envelope {
-        return Settled::Strong((ErrorClass::Ok, format!("status={}", answer.status)), None);
+        return Settled::Strong(plain_soft_error(answer.status, evidence), None);
     }
     let messages = &evidence.messages;
     let strong = decisive_phrase(evidence)
@@ -351,6 +351,23 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
         Ok(stop) => Settled::Strong(stop, None),
         Err(prior) => Settled::Weak(prior, basis),
     }
+}
+
+/// A success status without an error envelope is a success, unless the whole body is one short
+/// line of plain text in which the words of a stop, an overload or a refusal speak: relays answer
+/// "200 OK but actually an error" that way, and no completion is one line of plain text.
+fn plain_soft_error(status: u16, evidence: &Evidence) -> Decision {
+    let ok = || (ErrorClass::Ok, format!("status={status}"));
+    if !evidence.plain_line {
+        return ok();
+    }
+    let messages = &evidence.messages;
+    concepts::quota_in(messages)
+        .map(|r| (ErrorClass::QuotaExhausted, r))
+        .or_else(|| concepts::class_of(messages))
+        .or_else(|| concepts::capacity_in(messages).map(|r| (ErrorClass::Overloaded, r)))
+        .map(|(class, r)| (class, format!("status={status}, plain-text body, {r}")))
+        .unwrap_or_else(ok)
 }
 
 /// What the learned tie-breaker's trainer needs of an answer (`llm-fallback features`).

@@ -312,6 +312,36 @@ fn successes_are_ok_and_garbage_is_not_a_crash() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn a_200_of_one_plain_line_that_speaks_of_an_error_is_one() {
+    // Relays answer "200 OK but actually an error" with a line of plain text.
+    let load = answer(200, &[], "当前模型负载过高，请稍后再试");
+    assert_eq!(load.class, ErrorClass::Overloaded, "{}", load.reason);
+    assert!(load.reason.contains("plain-text body"), "{}", load.reason);
+    let credit = answer(
+        200,
+        &[],
+        "Your credit balance is too low to access the API.",
+    );
+    assert_eq!(
+        credit.class,
+        ErrorClass::QuotaExhausted,
+        "{}",
+        credit.reason
+    );
+    // Anything else plain stays a success: a short line without an error's words, several
+    // lines, JSON that merely mentions capacity, a long paragraph.
+    for body in [
+        "OK",
+        "The capacity of the tank is 40 litres.\nNext line.",
+        r#"{"choices":[{"message":{"content":"the model is at capacity"}}]}"#,
+        &"the servers are busy ".repeat(20),
+    ] {
+        let v = answer(200, &[], body);
+        assert_eq!(v.class, ErrorClass::Ok, "{body}: {}", v.reason);
+    }
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn wait_hints_follow_the_documented_priority() {
     let v = answer(
         429,
