@@ -32,6 +32,10 @@ const BILLING: &[&str] = &[
     "recharge",
     "arrears",
     "subscription",
+    "计费",
+    "計費",
+    "费用",
+    "費用",
     "plan",
     "套餐",
     "订阅",
@@ -114,6 +118,8 @@ const MISSING: &[&str] = &[
     "not a valid model",
     "model is invalid",
     "model is not valid",
+    // "The provided model identifier is invalid" (a model word must be near).
+    "is invalid",
     "not available",
     "unavailable for",
     "no access",
@@ -133,6 +139,10 @@ const MISSING: &[&str] = &[
     "model is not supported",
     "unsupported model",
     "not a supported model",
+    // Not loaded here (yet): "Loading model", "model is currently loading", "no models loaded".
+    "loading",
+    "not loaded",
+    "failed to load",
     "enable this model",
     "enable the model",
     "under maintenance",
@@ -813,6 +823,7 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
             "payment",
             "usagelimit",
             "arrear",
+            "charge",
             "spendlimit",
             "fund",
             "trial",
@@ -853,7 +864,16 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
         ErrorClass::ContentPolicy,
     ),
     (
-        &["ratelimit", "throttl", "toomanyrequests", "concurrency"],
+        &[
+            "ratelimit",
+            "throttl",
+            "toomanyrequests",
+            "concurrency",
+            "qps",
+            "qpm",
+            "rpm",
+            "tpm",
+        ],
         ErrorClass::RateLimited,
     ),
     (&["overload", "capacity", "busy"], ErrorClass::Overloaded),
@@ -873,6 +893,55 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
     ),
 ];
 
+/// HTTP reason phrases as codes (`TooManyRequests`, `service_unavailable`): no more than the
+/// status says.
+const STATUS_NAMES: &[&str] = &[
+    "badrequest",
+    "unauthorized",
+    "paymentrequired",
+    "forbidden",
+    "notfound",
+    "requesttimeout",
+    "toomanyrequests",
+    "internalservererror",
+    "badgateway",
+    "serviceunavailable",
+    "gatewaytimeout",
+];
+
+/// Whether a code only spells an HTTP status's name.
+pub fn is_status_name(code: &str) -> bool {
+    let squashed: String = code
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    STATUS_NAMES.contains(&squashed.as_str())
+}
+
+/// A code that names the model with a refusal of it (`model_access_denied`,
+/// `ModelNotSupported`, `model_disabled`): the model is not there for this caller, another
+/// serves; read before the words alone, where "accessdenied" would be a bad key.
+const MODEL_REFUSED: &[&str] = &[
+    "accessdenied",
+    "noaccess",
+    "notallowed",
+    "notpermitted",
+    "forbidden",
+    "permissiondenied",
+    "unauthorized",
+    "notsupported",
+    "unsupported",
+    "notavailable",
+    "unavailable",
+    "notenabled",
+    "disabled",
+    "deprecated",
+    "decommissioned",
+    "retired",
+    "offline",
+];
+
 /// Whether a message states a short window (per minute, per second, a wait of seconds).
 pub fn short_window_in(messages: &[String]) -> bool {
     messages.iter().any(|m| first(m, SHORT_WINDOW).is_some())
@@ -885,13 +954,21 @@ pub fn code_class(code: &str, short_window: bool) -> Option<(ErrorClass, &'stati
         return None;
     }
     let squashed: String = code.chars().filter(char::is_ascii_alphanumeric).collect();
+    let names_model = squashed.contains("model");
     let families = CODE_FAMILIES
         .iter()
         .filter(|(_, class)| !(short_window && *class == ErrorClass::QuotaExhausted));
     families.into_iter().find_map(|(words, class)| {
+        let refused = || {
+            let model_family = names_model && *class == ErrorClass::ModelUnavailable;
+            model_family
+                .then(|| MODEL_REFUSED.iter().find(|w| squashed.contains(*w)))
+                .flatten()
+        };
         words
             .iter()
             .find(|w| squashed.contains(*w))
+            .or_else(refused)
             .map(|w| (*class, *w))
     })
 }

@@ -300,7 +300,14 @@ fn allowance_over_weak(
     }
     let limit = || {
         evidence.messages.iter().find_map(|m| {
-            let window = long_window_in(m).filter(|_| concepts::allowance_word_in(m))?;
+            let window = long_window_in(m)
+                .or_else(|| {
+                    NO_RESET
+                        .iter()
+                        .find(|p| has_phrase(m, p))
+                        .map(|p| p.to_string())
+                })
+                .filter(|_| concepts::allowance_word_in(m))?;
             Some(format!("a {window} limit"))
         })
     };
@@ -1272,10 +1279,12 @@ fn indicative_phrase(evidence: &Evidence) -> Option<Decision> {
     Some((class, phrase))
 }
 
-/// A code no list names, read by the words it is made of (`FreeUsageLimitError`).
+/// A code no list names, read by the words it is made of (`FreeUsageLimitError`). A code that
+/// only spells the status's name (`TooManyRequests` beside `ServerOverloaded`) says less than
+/// any other, so it speaks last.
 fn unlisted_code(evidence: &Evidence) -> Option<Decision> {
     let short_window = concepts::short_window_in(&evidence.messages);
-    evidence.codes.iter().find_map(|code| {
+    let read = |code: &evidence::Code| {
         let listed = SPECIFIC_CODES
             .iter()
             .chain(GENERIC_CODES)
@@ -1285,6 +1294,23 @@ fn unlisted_code(evidence: &Evidence) -> Option<Decision> {
         }
         concepts::code_class(&code.value, short_window)
             .map(|(class, word)| (class, format!("{}={} (\"{word}\")", code.field, code.value)))
+    };
+    let (names, others): (Vec<_>, Vec<_>) = evidence
+        .codes
+        .iter()
+        .partition(|code| concepts::is_status_name(&code.value));
+    others.into_iter().chain(names).find_map(read).or_else(|| {
+        // A message that is one identifier is a code by another name (iFlytek's
+        // `"message":"AppIdQpsOverFlowError"` beside a numeric code).
+        evidence.messages.iter().find_map(|m| {
+            let identifier = (4..=64).contains(&m.len())
+                && m.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
+            identifier
+                .then(|| concepts::code_class(m, short_window))
+                .flatten()
+                .map(|(class, word)| (class, format!("message {m} (\"{word}\")")))
+        })
     })
 }
 
@@ -1518,6 +1544,9 @@ fn adjust_quota_window(
     }
 }
 
+/// Limits that never reset: only a top-up or a new key helps.
+const NO_RESET: &[&str] = &["total limit", "lifetime limit", "lifetime quota"];
+
 /// Message phrases of a window of hours or more (a wait of minutes does not help).
 const LONG_WINDOW: &[&str] = &[
     "per day",
@@ -1534,6 +1563,17 @@ const LONG_WINDOW: &[&str] = &[
     "monthly",
     "billing cycle",
     "billing period",
+    // "limited to 1000 API calls / month".
+    "/ day",
+    "/day",
+    "/ week",
+    "/week",
+    "/ month",
+    "/month",
+    // No reset at all: "Key limit exceeded (total limit)".
+    "total limit",
+    "lifetime limit",
+    "lifetime quota",
     "this week",
     "this month",
     "for today",

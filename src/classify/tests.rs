@@ -342,6 +342,109 @@ fn a_200_of_one_plain_line_that_speaks_of_an_error_is_one() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn codes_are_read_by_what_they_add_to_the_status() {
+    // Volcengine Ark: a code spelling the status's name says less than the one beside it.
+    let overload = answer(
+        429,
+        &[],
+        r#"{"error":{"code":"ServerOverloaded","message":"The service is currently unable to handle additional requests due to server overload.","param":"","type":"TooManyRequests"}}"#,
+    );
+    assert_eq!(
+        overload.class,
+        ErrorClass::Overloaded,
+        "{}",
+        overload.reason
+    );
+    let rate = answer(
+        429,
+        &[],
+        r#"{"error":{"code":"TooManyRequests","message":"x"}}"#,
+    );
+    assert_eq!(rate.class, ErrorClass::RateLimited, "{}", rate.reason);
+    // A code naming the model with a refusal of it: the model is not there for this key.
+    let denied = answer(
+        403,
+        &[],
+        r#"{"error":{"message":"このモデルへのアクセス権がありません","code":"model_access_denied"}}"#,
+    );
+    assert_eq!(
+        denied.class,
+        ErrorClass::ModelUnavailable,
+        "{}",
+        denied.reason
+    );
+    let key = answer(
+        403,
+        &[],
+        r#"{"error":{"message":"x","code":"access_denied"}}"#,
+    );
+    assert_eq!(key.class, ErrorClass::Auth, "{}", key.reason);
+    // Bedrock's ValidationException for an unknown model id.
+    let id = answer(
+        400,
+        &[],
+        r#"{"message":"The provided model identifier is invalid."}"#,
+    );
+    assert_eq!(id.class, ErrorClass::ModelUnavailable, "{}", id.reason);
+    let field = answer(
+        400,
+        &[],
+        r#"{"message":"The value of temperature is invalid."}"#,
+    );
+    assert_eq!(field.class, ErrorClass::BadRequest, "{}", field.reason);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn windows_without_reset_and_billing_words_make_stops() {
+    let cases = [
+        // Cohere's trial key: a month stated with a slash.
+        (
+            429,
+            r#"{"message":"You are using a Trial key, which is limited to 1000 API calls / month."}"#,
+            ErrorClass::QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"message":"You are using a Trial key, which is limited to 10 API calls / minute."}"#,
+            ErrorClass::RateLimited,
+        ),
+        // A limit that never resets, under a 403.
+        (
+            403,
+            r#"{"error":{"message":"Key limit exceeded (total limit). Manage it using https://openrouter.ai/settings/keys","code":403}}"#,
+            ErrorClass::QuotaExhausted,
+        ),
+        // Tencent: "billing resources used up", in a 200.
+        (
+            200,
+            r#"{"Response":{"Error":{"Code":"ResourceInsufficient.ChargeResourceExhaust","Message":"计费资源已耗尽"},"RequestId":"x"}}"#,
+            ErrorClass::QuotaExhausted,
+        ),
+        // iFlytek: the error's name as its message, a numeric code beside it.
+        (
+            200,
+            r#"{"header":{"code":11202,"message":"AppIdQpsOverFlowError","sid":"x","status":2}}"#,
+            ErrorClass::RateLimited,
+        ),
+        // A model still loading, or not loaded, is not there yet.
+        (
+            503,
+            r#"{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}"#,
+            ErrorClass::ModelUnavailable,
+        ),
+        (
+            503,
+            r#"{"error":"Model is overloaded","error_type":"overloaded"}"#,
+            ErrorClass::Overloaded,
+        ),
+    ];
+    for (status, body, want) in cases {
+        let v = answer(status, &[], body);
+        assert_eq!(v.class, want, "{body}: {}", v.reason);
+    }
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn wait_hints_follow_the_documented_priority() {
     let v = answer(
         429,
