@@ -142,6 +142,9 @@ const MISSING: &[&str] = &[
     // Not loaded here (yet): "Loading model", "model is currently loading", "no models loaded".
     "loading",
     "not loaded",
+    "no models loaded",
+    "no model loaded",
+    "disabled",
     "failed to load",
     "enable this model",
     "enable the model",
@@ -185,9 +188,19 @@ const EXCESS: &[&str] = &[
     "too long",
     "too large",
     "too many",
+    "exceed",
     "exceeds",
     "exceeded",
     "exceeding",
+    "longer than",
+    "larger than",
+    "greater than",
+    "must be less than",
+    "should be less than",
+    "must be <=",
+    "less than or equal",
+    "超长",
+    "超長",
     "maximum",
     "over the limit",
     "超出",
@@ -244,6 +257,20 @@ const PERMISSION: &[&str] = &[
 /// What a refusal is about.
 const CONTENT: &[&str] = &[
     "content",
+    "text",
+    "image",
+    "文本",
+    "输入",
+    "輸入",
+    "输出",
+    "輸出",
+    "提示词",
+    "图片",
+    "圖片",
+    "テキスト",
+    "画像",
+    "텍스트",
+    "이미지",
     "prompt",
     "input",
     "output",
@@ -261,6 +288,13 @@ const CONTENT: &[&str] = &[
 /// Why it was refused.
 const SAFETY: &[&str] = &[
     "safety",
+    "usage policy",
+    "usage policies",
+    "usage guidelines",
+    "responsible ai",
+    "high risk",
+    "违法",
+    "違法",
     "unsafe",
     "harmful",
     "moderation",
@@ -481,7 +515,48 @@ pub fn model_missing(message: &str) -> Option<String> {
     if let Some((model, missing)) = near(message, MODEL, MISSING) {
         return Some(format!("concept model \"{model}\" + \"{missing}\""));
     }
-    model_needs_plan(message)
+    model_lacks_capability(message).or_else(|| model_needs_plan(message))
+}
+
+/// Not done by it.
+const NOT_DONE: &[&str] = &[
+    "not supported",
+    "does not support",
+    "doesn't support",
+    "unsupported",
+    "不支持",
+    "不支援",
+    "サポートされていません",
+    "지원되지 않",
+];
+
+/// What a model can or cannot do, as opposed to a parameter's value ("'max_tokens' is not
+/// supported with this model" is a bad request: the same model serves it without the field).
+const CAPABILITY: &[&str] = &[
+    "tools",
+    "tool calling",
+    "tool use",
+    "function calling",
+    "chat completions",
+    "chat completion",
+    "messages api",
+    "vision",
+    "image input",
+    "images",
+    "audio",
+    "embeddings",
+    "工具",
+    "函数调用",
+];
+
+/// A model that cannot do what the request needs ("tool calling is not supported with this
+/// model", "The model x does not support chat completions"): another model can.
+fn model_lacks_capability(message: &str) -> Option<String> {
+    let (model, not_done) = near(message, MODEL, NOT_DONE)?;
+    let capability = first(message, CAPABILITY)?;
+    Some(format!(
+        "concept model \"{model}\" + \"{not_done}\" + \"{capability}\""
+    ))
 }
 
 /// Needing something first.
@@ -501,6 +576,8 @@ const REQUIRES: &[&str] = &[
 
 /// What it is only for.
 const PLAN: &[&str] = &[
+    // "The model x requires terms acceptance": an admin's step, not this request's.
+    "terms",
     "subscription",
     "plan",
     "tier",

@@ -549,7 +549,12 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
         "spending limit",
         "spend limit",
         "credits or licenses",
-        "no credits",
+        // Not "no credits" alone: "No credits were charged" ends OpenRouter's moderation refusal.
+        "no credits left",
+        "no credits remaining",
+        "no remaining credits",
+        "have no credits",
+        "has no credits",
         "out of credit",
         "account is overdue",
         "overdue",
@@ -587,6 +592,8 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
         "tokens + 'max_new_tokens' must be",
         "too many input tokens",
         "input token count",
+        // DashScope: "Range of input length should be [1, 30720]".
+        "range of input length",
         "上下文长度",
         "超长",
     ];

@@ -445,6 +445,82 @@ fn windows_without_reset_and_billing_words_make_stops() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn what_a_model_cannot_do_is_told_from_a_parameter_it_refuses() {
+    let cases = [
+        (
+            r#"{"error":{"message":"tool calling is not supported with this model","type":"invalid_request_error","param":"tool calling"}}"#,
+            ErrorClass::ModelUnavailable,
+        ),
+        (
+            r#"{"error":{"message":"The model canopylabs/orpheus-arabic-saudi does not support chat completions","type":"invalid_request_error"}}"#,
+            ErrorClass::ModelUnavailable,
+        ),
+        (
+            r#"{"error":{"message":"The model x/y requires terms acceptance. Please have the org admin accept the terms.","type":"invalid_request_error","code":"model_terms_required"}}"#,
+            ErrorClass::ModelUnavailable,
+        ),
+        (
+            r#"{"error": "No models loaded. Please load a model in the developer page or use the 'lms load' command."}"#,
+            ErrorClass::ModelUnavailable,
+        ),
+        (r#""Model disabled.""#, ErrorClass::ModelUnavailable),
+        // The same model serves these without the field.
+        (
+            r#"{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}"#,
+            ErrorClass::BadRequest,
+        ),
+        (
+            r#"{"error":{"message":"model `llama3-8b-8192` does not support `response_format`","type":"invalid_request_error"}}"#,
+            ErrorClass::BadRequest,
+        ),
+    ];
+    for (body, want) in cases {
+        let v = answer(400, &[], body);
+        assert_eq!(v.class, want, "{body}: {}", v.reason);
+    }
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn refusals_and_sizes_in_more_wordings() {
+    let cases = [
+        (
+            403,
+            r#"{"error":{"message":"x-ai/grok requires moderation on OpenRouter. Your input was flagged for \"harassment\". No credits were charged.","code":403}}"#,
+            ErrorClass::ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"Response":{"Error":{"Code":"OperationDenied.TextIllegalDetected","Message":"文本包含违法违规信息，审核不通过。"},"RequestId":"x"}}"#,
+            ErrorClass::ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"object":"error","message":"The decoder prompt (length 9000) is longer than the maximum model length of 8192.","type":"BadRequestError","param":null,"code":400}"#,
+            ErrorClass::ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"message":"too many tokens: total number of tokens in the prompt cannot exceed 4081 - received 5000."}"#,
+            ErrorClass::ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"code":"InvalidParameter","message":"Range of input length should be [1, 30720]","request_id":"x"}"#,
+            ErrorClass::ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Invalid value for 'content': expected a string, got null.","type":"invalid_request_error","param":"messages.[1].content","code":null}}"#,
+            ErrorClass::BadRequest,
+        ),
+    ];
+    for (status, body, want) in cases {
+        let v = answer(status, &[], body);
+        assert_eq!(v.class, want, "{body}: {}", v.reason);
+    }
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn wait_hints_follow_the_documented_priority() {
     let v = answer(
         429,
