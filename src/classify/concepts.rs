@@ -32,6 +32,8 @@ const BILLING: &[&str] = &[
     "recharge",
     "arrears",
     "subscription",
+    "trial",
+    "free tier",
     "计费",
     "計費",
     "费用",
@@ -65,6 +67,8 @@ const BILLING: &[&str] = &[
 /// Running out.
 const SHORTAGE: &[&str] = &[
     "insufficient",
+    // "Your free trial has ended".
+    "ended",
     "not enough",
     "too low",
     "exhausted",

@@ -93,13 +93,14 @@ pub(super) fn spoken_part(s: &str) -> Option<(u128, &str)> {
 
 /// A time unit at the start of lowercase `s`: nanoseconds and the rest.
 pub(super) fn message_unit(s: &str) -> Option<(u128, &str)> {
-    const CJK: [(&str, u128); 6] = [
+    const CJK: [(&str, u128); 7] = [
         ("毫秒", NS_PER_MS),
         ("秒钟", NS_PER_S),
         ("秒", NS_PER_S),
         ("分钟", NS_PER_MIN),
         ("分", NS_PER_MIN),
         ("小时", NS_PER_H),
+        ("天", NS_PER_DAY),
     ];
     if let Some(found) = CJK
         .iter()
@@ -114,6 +115,8 @@ pub(super) fn message_unit(s: &str) -> Option<(u128, &str)> {
         "s" | "sec" | "secs" | "second" | "seconds" => NS_PER_S,
         "m" | "min" | "mins" | "minute" | "minutes" => NS_PER_MIN,
         "h" | "hr" | "hrs" | "hour" | "hours" => NS_PER_H,
+        // "try again in 4 days 2 hours 1 minute" (a plan's usage limit).
+        "d" | "day" | "days" => NS_PER_DAY,
         _ => return None,
     };
     Some((ns, rest))

@@ -66,6 +66,7 @@ const NS_PER_MS: u128 = 1_000_000;
 const NS_PER_S: u128 = 1_000_000_000;
 const NS_PER_MIN: u128 = 60 * NS_PER_S;
 const NS_PER_H: u128 = 60 * NS_PER_MIN;
+const NS_PER_DAY: u128 = 24 * NS_PER_H;
 const MS_PER_DAY: i128 = 86_400_000;
 /// Integer parts are clamped to 1e20 before scaling, so products stay far below `u128::MAX`
 /// (and far above [`MAX_WAIT_MS`], so a clamped value is always nonsense).

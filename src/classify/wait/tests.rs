@@ -281,6 +281,8 @@ fn from_message_cases() {
         ("Please try again after 1 hour", Some(3_600_000)),
         ("Try Again In 5 Seconds", Some(5_000)),
         ("Retrying in 2h30m", Some(9_000_000)),
+        ("or try again in 4 days 2 hours 1 minute.", Some(352_860_000)),
+        ("请在 2 天后重试", Some(172_800_000)),
         ("Please wait for 1 minute and 30 seconds", Some(90_000)),
         ("try again in 5 seconds 3 times", Some(5_000)),
         ("retry after 5s or wait 10s", Some(5_000)),
