@@ -806,6 +806,9 @@ const CREDENTIAL: &[&str] = &[
 /// It does not hold.
 const REJECTED: &[&str] = &[
     "invalid",
+    "unreadable",
+    // "please pass a valid token", "provide a valid API key".
+    "a valid",
     "incorrect",
     "expired",
     "revoked",
