@@ -343,6 +343,8 @@ const CAPACITY: &[&str] = &[
     "congestion",
     "busy",
     "saturated",
+    "饱和",
+    "飽和",
     "过载",
     "過載",
     "负载",
@@ -775,10 +777,28 @@ pub fn too_large(message: &str) -> Option<String> {
     Some(format!("concept size \"{size}\" + \"{excess}\""))
 }
 
-/// A content word with a safety word ("the input was flagged by moderation", "内容违规").
+/// A gateway's content guard.
+const GUARDRAIL: &[&str] = &["guardrail", "guardrails"];
+
+/// What a guard did to the request.
+const GUARD_ACTED: &[&str] = &[
+    "violated",
+    "violation",
+    "blocked",
+    "intervened",
+    "denied",
+    "triggered",
+    "flagged",
+];
+
+/// A content word with a safety word ("the input was flagged by moderation", "内容违规"), or a
+/// guardrail that acted ("Violated guardrail policy").
 pub fn refusal(message: &str) -> Option<String> {
-    let (safety, content) = near(message, SAFETY, CONTENT)?;
-    Some(format!("concept safety \"{safety}\" + \"{content}\""))
+    if let Some((safety, content)) = near(message, SAFETY, CONTENT) {
+        return Some(format!("concept safety \"{safety}\" + \"{content}\""));
+    }
+    let (guard, acted) = near(message, GUARDRAIL, GUARD_ACTED)?;
+    Some(format!("concept guard \"{guard}\" + \"{acted}\""))
 }
 
 /// What proves who the caller is.

@@ -267,9 +267,23 @@ impl Evidence {
         // Cloudflare's API envelope (`{"errors": [{"code": 3036, "message": "..."}], "success":
         // false}`) and GraphQL-style `errors` lists: each entry is an error object.
         if let Some(list) = map.get("errors").and_then(Value::as_array) {
-            for error in list.iter().filter_map(Value::as_object).take(MAX_ITEMS) {
-                self.has_error_envelope = true;
-                self.read_error_object(error, depth);
+            for error in list.iter().take(MAX_ITEMS) {
+                match error {
+                    Value::Object(error) => {
+                        self.has_error_envelope = true;
+                        self.read_error_object(error, depth);
+                    }
+                    // Stability: `{"errors": ["Your request was flagged ..."], "name":
+                    // "content_moderation"}`.
+                    Value::String(message) if !message.is_empty() => {
+                        self.has_error_envelope = true;
+                        self.push_message(message);
+                        if let Some(name) = map.get("name").and_then(code_text) {
+                            self.push_code("name", name);
+                        }
+                    }
+                    _ => {}
+                }
             }
         }
         // Top-level fields: Anthropic's `type: error`, DashScope/SiliconFlow `code`+`message`,
@@ -382,6 +396,14 @@ impl Evidence {
                 if let Some(code) = leading_code(message) {
                     self.push_code("message.code", code.to_owned());
                 }
+            }
+        }
+        // Relays that move the upstream's reason into `param` ("message": "Param Incorrect",
+        // "param": "max_tokens is too large: ..."): a sentence there is a message; a field name
+        // (`messages[2].content`) is not.
+        if let Some(Value::String(param)) = error.get("param") {
+            if param.len() > 24 && param.split_whitespace().nth(3).is_some() {
+                self.push_message(param);
             }
         }
         // Azure's content filter: `innererror.code` / `inner_error.code`.

@@ -1306,7 +1306,7 @@ fn unlisted_code(evidence: &Evidence) -> Option<Decision> {
         .codes
         .iter()
         .partition(|code| concepts::is_status_name(&code.value));
-    others.into_iter().chain(names).find_map(read).or_else(|| {
+    let decision = others.into_iter().chain(names).find_map(read).or_else(|| {
         // A message that is one identifier is a code by another name (iFlytek's
         // `"message":"AppIdQpsOverFlowError"` beside a numeric code).
         evidence.messages.iter().find_map(|m| {
@@ -1318,7 +1318,18 @@ fn unlisted_code(evidence: &Evidence) -> Option<Decision> {
                 .flatten()
                 .map(|(class, word)| (class, format!("message {m} (\"{word}\")")))
         })
-    })
+    });
+    // A relay's rate code over a message that speaks of the upstream's load ("当前分组上游负载
+    // 已饱和" under `RateLimitReached`): the words are the more specific.
+    match decision {
+        Some((ErrorClass::RateLimited, reason)) if !short_window => {
+            match concepts::capacity_in(&evidence.messages) {
+                Some(c) => Some((ErrorClass::Overloaded, format!("{reason}, {c}"))),
+                None => Some((ErrorClass::RateLimited, reason)),
+            }
+        }
+        other => other,
+    }
 }
 
 fn generic_code(evidence: &Evidence) -> Option<Decision> {

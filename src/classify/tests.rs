@@ -521,6 +521,51 @@ fn refusals_and_sizes_in_more_wordings() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn reasons_in_unusual_fields_are_read() {
+    let cases = [
+        // A relay moved the upstream's reason into `param`.
+        (
+            400,
+            r#"{"error":{"message":"Param Incorrect","type":"upstream_error","param":"max_tokens is too large: 1048576. This model supports at most 131072 completion tokens, whereas you provided 1048576.","code":"400"}}"#,
+            ErrorClass::ContextOverflow,
+        ),
+        // A field name in `param` is not a reason.
+        (
+            400,
+            r#"{"error":{"message":"Param Incorrect","type":"upstream_error","param":"messages[2].content","code":"400"}}"#,
+            ErrorClass::BadRequest,
+        ),
+        // Stability: a list of strings, and the error's name beside it.
+        (
+            403,
+            r#"{"errors":["Your request was flagged by our content moderation system, as a result your request was denied and you were not charged."],"name":"content_moderation"}"#,
+            ErrorClass::ContentPolicy,
+        ),
+        // A gateway's guardrail.
+        (
+            400,
+            r#"{"error":{"message":"Violated guardrail policy","type":"None","param":"None","code":"400"}}"#,
+            ErrorClass::ContentPolicy,
+        ),
+        // A relay's rate code over an upstream that is saturated.
+        (
+            429,
+            r#"{"error":{"message":"当前分组上游负载已饱和,请稍后再试","type":"rix_api_error","param":"","code":"RateLimitReached"}}"#,
+            ErrorClass::Overloaded,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Too many requests from this key","type":"rix_api_error","param":"","code":"RateLimitReached"}}"#,
+            ErrorClass::RateLimited,
+        ),
+    ];
+    for (status, body, want) in cases {
+        let v = answer(status, &[], body);
+        assert_eq!(v.class, want, "{body}: {}", v.reason);
+    }
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn wait_hints_follow_the_documented_priority() {
     let v = answer(
         429,
