@@ -147,6 +147,9 @@ const MISSING: &[&str] = &[
     "loading",
     "not loaded",
     "no models loaded",
+    "not allowed to use",
+    "not allowed to access",
+    "not allowed to sample",
     "no model loaded",
     "disabled",
     "failed to load",
@@ -337,6 +340,8 @@ const CAPACITY: &[&str] = &[
     "overloaded",
     "overload",
     "high demand",
+    "high traffic",
+    "heavy traffic",
     "heavy load",
     "high load",
     "congested",
@@ -977,10 +982,16 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
             "qpm",
             "rpm",
             "tpm",
+            "tooquickly",
+            "toofast",
+            "slowdown",
         ],
         ErrorClass::RateLimited,
     ),
-    (&["overload", "capacity", "busy"], ErrorClass::Overloaded),
+    (
+        &["overload", "capacity", "busy", "queue"],
+        ErrorClass::Overloaded,
+    ),
     (&["timeout", "timedout", "deadline"], ErrorClass::Timeout),
     (
         &[
@@ -1013,14 +1024,18 @@ const STATUS_NAMES: &[&str] = &[
     "gatewaytimeout",
 ];
 
-/// Whether a code only spells an HTTP status's name.
+/// Whether a code only spells an HTTP status's name (`too_many_requests_error` too).
 pub fn is_status_name(code: &str) -> bool {
     let squashed: String = code
         .chars()
         .filter(char::is_ascii_alphanumeric)
         .map(|c| c.to_ascii_lowercase())
         .collect();
-    STATUS_NAMES.contains(&squashed.as_str())
+    let name = ["error", "exception"]
+        .iter()
+        .find_map(|suffix| squashed.strip_suffix(suffix))
+        .unwrap_or(&squashed);
+    STATUS_NAMES.contains(&name)
 }
 
 /// A code that names the model with a refusal of it (`model_access_denied`,

@@ -588,6 +588,9 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
         "reduce the length of the messages",
         "exceeds the maximum number of tokens",
         "maximum allowed number of output tokens",
+        // OpenAI: "Could not finish the message because max_tokens or model output limit was
+        // reached".
+        "model output limit",
         "tokens + `max_new_tokens` must be",
         "tokens + 'max_new_tokens' must be",
         "too many input tokens",

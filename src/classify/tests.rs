@@ -566,6 +566,37 @@ fn reasons_in_unusual_fields_are_read() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn rate_capacity_and_access_wordings_of_large_providers() {
+    let cases = [
+        // Cerebras: a queue, under a code that spells the status.
+        (
+            503,
+            r#"{"error":{"message":"We're experiencing high traffic right now! Please try again soon.","type":"too_many_requests_error","param":"queue","code":"queue_exceeded"}}"#,
+            ErrorClass::Overloaded,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Request rate increased too quickly. To ensure system stability, please adjust your client logic to scale requests more smoothly over time.","type":"invalid_request_error","code":"rate_increased_too_quickly"}}"#,
+            ErrorClass::RateLimited,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Could not finish the message because max_tokens or model output limit was reached. Please try again with higher max_tokens.","type":"invalid_request_error","param":null,"code":null}}"#,
+            ErrorClass::ContextOverflow,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"You are not allowed to sample from this model","type":"invalid_request_error","param":null,"code":null}}"#,
+            ErrorClass::ModelUnavailable,
+        ),
+    ];
+    for (status, body, want) in cases {
+        let v = answer(status, &[], body);
+        assert_eq!(v.class, want, "{body}: {}", v.reason);
+    }
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn wait_hints_follow_the_documented_priority() {
     let v = answer(
         429,
