@@ -150,6 +150,8 @@ const MISSING: &[&str] = &[
     "not allowed to use",
     "not allowed to access",
     "not allowed to sample",
+    "load failed",
+    "load error",
     "no model loaded",
     "disabled",
     "failed to load",
@@ -201,7 +203,8 @@ const EXCESS: &[&str] = &[
     "exceeding",
     "longer than",
     "larger than",
-    "greater than",
+    // Not "greater than" alone: "Content length must be greater than 0" is a lower bound.
+    "is greater than",
     "must be less than",
     "should be less than",
     "must be <=",
@@ -429,6 +432,9 @@ fn near<'a>(message: &str, a: &'a [&'a str], b: &'a [&'a str]) -> Option<(&'a st
 /// A call to pay: what a stop asks for when it does not say what ran out ("Add more at
 /// claude.ai/settings/usage and keep going", "buy more credits", "请充值").
 const PAY: &[&str] = &[
+    // "Usage credits are required for long context requests".
+    "are required",
+    "is required",
     "add more",
     "buy more",
     "purchase more",
@@ -563,11 +569,22 @@ const CAPABILITY: &[&str] = &[
 /// A model that cannot do what the request needs ("tool calling is not supported with this
 /// model", "The model x does not support chat completions"): another model can.
 fn model_lacks_capability(message: &str) -> Option<String> {
-    let (model, not_done) = near(message, MODEL, NOT_DONE)?;
-    let capability = first(message, CAPABILITY)?;
-    Some(format!(
-        "concept model \"{model}\" + \"{not_done}\" + \"{capability}\""
-    ))
+    if let Some((model, not_done)) = near(message, MODEL, NOT_DONE) {
+        let capability = first(message, CAPABILITY)?;
+        return Some(format!(
+            "concept model \"{model}\" + \"{not_done}\" + \"{capability}\""
+        ));
+    }
+    // Ollama names the model without the word: "registry.ollama.ai/library/gemma3:1b does not
+    // support tools". Not an endpoint or API that does not.
+    if ["endpoint", "api", "parameter"]
+        .iter()
+        .any(|w| has_phrase(message, w))
+    {
+        return None;
+    }
+    let (not_done, capability) = near(message, NOT_DONE, CAPABILITY)?;
+    Some(format!("concept \"{not_done}\" + \"{capability}\""))
 }
 
 /// Needing something first.
@@ -918,6 +935,42 @@ pub fn account_blocked(message: &str) -> Option<String> {
     Some(format!("concept holder \"{holder}\" + \"{blocked}\""))
 }
 
+/// A caller without the right to what it asked ("No permission to access data", "没有权限"):
+/// the key is refused, whatever the model (a message that speaks of a permission is not read as a
+/// missing model, [`model_missing`]).
+const NO_PERMISSION: &[&str] = &[
+    "no permission",
+    "permission denied",
+    "not have permission",
+    "don't have permission",
+    "insufficient permission",
+    "insufficient permissions",
+    "lacks permission",
+    "missing permission",
+    "没有权限",
+    "无权限",
+    "權限不足",
+    "权限不足",
+    "無權限",
+    "沒有權限",
+    "権限がありません",
+    "권한이 없",
+];
+
+/// A permission the caller lacks, when the message does not also say the thing may be missing
+/// ("does not exist (or perhaps you don't have permission to use it?)": the other signals
+/// decide).
+pub fn permission_denied(message: &str) -> Option<String> {
+    if ["does not exist", "not found", "not exist"]
+        .iter()
+        .any(|w| has_phrase(message, w))
+    {
+        return None;
+    }
+    let words = first(message, NO_PERMISSION)?;
+    Some(format!("concept permission \"{words}\""))
+}
+
 /// Word families of codes nobody listed (`FreeUsageLimitError`, `BudgetExceeded`,
 /// `model_capacity_reached`), in the order whose mistakes cost least. Codes are compared with
 /// their separators removed.
@@ -1042,6 +1095,8 @@ pub fn is_status_name(code: &str) -> bool {
 /// `ModelNotSupported`, `model_disabled`): the model is not there for this caller, another
 /// serves; read before the words alone, where "accessdenied" would be a bad key.
 const MODEL_REFUSED: &[&str] = &[
+    "loadfailed",
+    "loaderror",
     "accessdenied",
     "noaccess",
     "notallowed",
@@ -1064,6 +1119,16 @@ const MODEL_REFUSED: &[&str] = &[
 /// Whether a message states a short window (per minute, per second, a wait of seconds).
 pub fn short_window_in(messages: &[String]) -> bool {
     messages.iter().any(|m| first(m, SHORT_WINDOW).is_some())
+}
+
+/// Whether a message states a limit per minute or second (the window itself, not a wait).
+pub fn per_minute_limit_in(messages: &[String]) -> bool {
+    let window = |w: &&str| !w.contains("again") && !w.contains("retry");
+    messages.iter().any(|m| {
+        candidates(m, SHORT_WINDOW)
+            .filter(window)
+            .any(|w| has_phrase(m, w))
+    })
 }
 
 /// The family of a code nobody listed, if its words show one. A quota word yields when a
@@ -1136,12 +1201,13 @@ pub fn quota_in(messages: &[String]) -> Option<String> {
 /// large, a refusal.
 pub fn class_of(messages: &[String]) -> Option<(ErrorClass, String)> {
     type Reader = fn(&str) -> Option<String>;
-    const ORDER: [(Reader, ErrorClass); 5] = [
+    const ORDER: [(Reader, ErrorClass); 6] = [
         (model_missing, ErrorClass::ModelUnavailable),
         (too_large, ErrorClass::ContextOverflow),
         (refusal, ErrorClass::ContentPolicy),
         (credential_rejected, ErrorClass::Auth),
         (account_blocked, ErrorClass::Auth),
+        (permission_denied, ErrorClass::Auth),
     ];
     ORDER
         .iter()

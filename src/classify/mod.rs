@@ -1556,8 +1556,11 @@ fn adjust_quota_window(
             format!("{reason}, quotaId={id}"),
         );
     }
+    // A wait of hours for a limit per minute is the provider's arithmetic, not the limit's
+    // window (OpenAI: "on tokens per min (TPM) ... Please try again in 114h18m0s").
+    let per_minute = concepts::per_minute_limit_in(&evidence.messages);
     match wait_ms {
-        Some(ms) if ms >= HOUR_MS => (
+        Some(ms) if ms >= HOUR_MS && !per_minute => (
             ErrorClass::QuotaExhausted,
             format!("{reason}, wait of {} s", ms / 1000),
         ),

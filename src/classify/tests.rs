@@ -597,6 +597,63 @@ fn rate_capacity_and_access_wordings_of_large_providers() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn permissions_capabilities_gates_and_waits_of_hours_for_a_minute() {
+    let cases = [
+        (
+            200,
+            r#"{"error_code": 6, "error_msg": "No permission to access data"}"#,
+            ErrorClass::Auth,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"registry.ollama.ai/library/gemma3:1b-it-qat does not support tools","type":"invalid_request_error","param":null,"code":null}}"#,
+            ErrorClass::ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"This endpoint does not support tools","type":"invalid_request_error"}}"#,
+            ErrorClass::BadRequest,
+        ),
+        (
+            500,
+            r#"{"error":{"message":"Model load failed","type":"model_load_failed","param":null,"code":500}}"#,
+            ErrorClass::ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"code":"InvalidParameter","message":"Role must be user or assistant and Content length must be greater than 0"}"#,
+            ErrorClass::BadRequest,
+        ),
+        (
+            429,
+            r#"{"type":"error","error":{"type":"rate_limit_error","message":"Usage credits are required for long context requests."}}"#,
+            ErrorClass::QuotaExhausted,
+        ),
+        // OpenAI's arithmetic: hours to wait out a limit per minute.
+        (
+            429,
+            r#"{"error":{"message":"Rate limit reached for gpt-4o-mini in organization x on tokens per min (TPM): Limit 100000, Used 96749, Requested 19126. Please try again in 114h18m0s.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}"#,
+            ErrorClass::RateLimited,
+        ),
+    ];
+    for (status, body, want) in cases {
+        let v = answer(status, &[], body);
+        assert_eq!(v.class, want, "{body}: {}", v.reason);
+    }
+    // A message that also says the thing may be missing leaves it to the other signals.
+    let maybe_missing = answer(
+        422,
+        &[],
+        r#"{"title":"Invalid version or not permitted","detail":"The specified version does not exist (or perhaps you don't have permission to use it?)","status":422}"#,
+    );
+    assert!(
+        !maybe_missing.reason.contains("concept permission"),
+        "{}",
+        maybe_missing.reason
+    );
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn wait_hints_follow_the_documented_priority() {
     let v = answer(
         429,
