@@ -150,6 +150,7 @@ const MISSING: &[&str] = &[
     "not allowed to use",
     "not allowed to access",
     "not allowed to sample",
+    "not allowed to generate",
     "load failed",
     "load error",
     "no model loaded",
@@ -182,6 +183,9 @@ const SIZE: &[&str] = &[
     "tokens",
     "token",
     "length",
+    // "too many total text bytes: 10000002 > 9000000" (Bedrock); not the bytes of one image
+    // ("media exceeds size limit: max 10485760 bytes" is a bad request: shrink the image).
+    "text bytes",
     "上下文",
     "輸入",
     "输入",
@@ -526,13 +530,34 @@ pub fn retry_days_later(message: &str) -> Option<String> {
 /// A model word with a missing word ("the model gpt-5 does not exist or you do not have access",
 /// "モデルが見つかりません").
 pub fn model_missing(message: &str) -> Option<String> {
-    if first(message, PERMISSION).is_some() {
+    if first(message, PERMISSION).is_some() || parameter_refused(message).is_some() {
         return None;
     }
     if let Some((model, missing)) = near(message, MODEL, MISSING) {
         return Some(format!("concept model \"{model}\" + \"{missing}\""));
     }
     model_lacks_capability(message).or_else(|| model_needs_plan(message))
+}
+
+/// Sampling parameters: a request field, not the model ("Penalty is not enabled for
+/// models/gemini-2.5-flash", "`temperature` is deprecated for this model").
+const SAMPLING: &[&str] = &[
+    "temperature",
+    "top_p",
+    "top_k",
+    "top-p",
+    "top-k",
+    "penalty",
+    "logprobs",
+    "logit_bias",
+    "seed",
+];
+
+/// A sampling parameter the model refuses: the same model serves the request without it, so it
+/// is a bad request whatever model word and missing word stand beside it.
+pub fn parameter_refused(message: &str) -> Option<String> {
+    let (parameter, missing) = near(message, SAMPLING, MISSING)?;
+    Some(format!("concept parameter \"{parameter}\" + \"{missing}\""))
 }
 
 /// Not done by it.
@@ -551,6 +576,8 @@ const NOT_DONE: &[&str] = &[
 /// supported with this model" is a bad request: the same model serves it without the field).
 const CAPABILITY: &[&str] = &[
     "tools",
+    // OpenAI's Responses API: "Hosted tool 'file_search' is not supported with gpt-4."
+    "hosted tool",
     "tool calling",
     "tool use",
     "function calling",
@@ -792,7 +819,12 @@ fn model_needs_plan(message: &str) -> Option<String> {
 /// A size word with an excess word, and no rate window ("input exceeds the maximum length",
 /// "上下文超出上限").
 pub fn too_large(message: &str) -> Option<String> {
-    if first(message, RATE_WINDOW).is_some() || first(message, BILLING).is_some() {
+    // "Invalid token in prompt: 123456. Minimum value is 0, maximum value is 100257": the range
+    // of a value, not the size of a prompt.
+    if first(message, RATE_WINDOW).is_some()
+        || first(message, BILLING).is_some()
+        || has_phrase(message, "minimum value")
+    {
         return None;
     }
     let (size, excess) = near(message, SIZE, EXCESS)?;
@@ -845,6 +877,14 @@ const CREDENTIAL: &[&str] = &[
     "api 키",
 ];
 
+/// Where a token is a piece of text, not a credential ("Invalid token in prompt: 123456").
+const TEXT: &[&str] = &["prompt", "vocabulary", "tokenizer"];
+
+/// Whether a message's "token" is a piece of text ("Invalid token in prompt: 123456").
+pub fn text_token(message: &str) -> bool {
+    near(message, &["token"], TEXT).is_some()
+}
+
 /// It does not hold.
 const REJECTED: &[&str] = &[
     "invalid",
@@ -879,7 +919,7 @@ const REJECTED: &[&str] = &[
 /// A credential word with a rejection word ("Access token invalid or no longer valid",
 /// "API 키가 유효하지 않습니다").
 pub fn credential_rejected(message: &str) -> Option<String> {
-    if first(message, RATE_WINDOW).is_some() {
+    if first(message, RATE_WINDOW).is_some() || text_token(message) {
         return None;
     }
     let (credential, rejected) = near(message, CREDENTIAL, REJECTED)?;

@@ -839,7 +839,7 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
         return Some((ErrorClass::ModelUnavailable, p));
     }
     evidence.messages.iter().find_map(|m| {
-        if !mentions_model(m) {
+        if !mentions_model(m) || concepts::parameter_refused(m).is_some() {
             return None;
         }
         ABOUT_MODEL
@@ -1091,9 +1091,24 @@ fn specific_code(evidence: &Evidence, now_unix_ms: u64) -> Option<Decision> {
     None
 }
 
+/// A quota violation whose limit is zero ("Quota exceeded for metric: x, limit: 0"); not a
+/// usage count ("Minute limit: 0 / 1600000 tokens").
+fn granted_none(message: &str) -> bool {
+    phrase_offsets(message, "limit: 0").any(|at| {
+        let rest = message.get(at + "limit: 0".len()..).unwrap_or("");
+        !rest.trim_start().starts_with('/') && !rest.starts_with('.')
+    }) && has_phrase(message, "quota exceeded")
+}
+
 /// Google's `RESOURCE_EXHAUSTED` covers per-minute limits, daily quotas and shared capacity;
 /// the quota ids, retry info and message tell them apart.
 fn google_resource_exhausted(evidence: &Evidence, now_unix_ms: u64) -> Decision {
+    // "Quota exceeded for metric: ..., limit: 0": the plan grants none of it, whatever window
+    // the quota id names; no wait helps until the plan changes.
+    if evidence.messages.iter().any(|m| granted_none(m)) {
+        let reason = "message \"limit: 0\" (none granted)".to_owned();
+        return (ErrorClass::QuotaExhausted, reason);
+    }
     let window = evidence
         .quota_ids
         .iter()
@@ -1279,6 +1294,10 @@ fn indicative_phrase(evidence: &Evidence) -> Option<Decision> {
     let (class, phrase) = TABLE
         .iter()
         .find_map(|(phrases, class)| phrase_in(evidence, phrases).map(|p| (*class, p)))?;
+    // "Invalid token in prompt: 123456": a token of text, not a credential.
+    if class == ErrorClass::Auth && evidence.messages.iter().any(|m| concepts::text_token(m)) {
+        return None;
+    }
     // "Quota exceeded for ...tokens_per_minute...": a quota word of a short window is waited out.
     if class == ErrorClass::QuotaExhausted && concepts::short_window_in(&evidence.messages) {
         return Some((

@@ -1790,3 +1790,77 @@ fn phrase_search_finds_every_start_and_whole_words_only() {
         "a hyphen is a word boundary"
     );
 }
+
+#[wasm_bindgen_test(unsupported = test)]
+fn parameters_text_tokens_text_bytes_and_quotas_of_nothing() {
+    let google = |limit: &str| {
+        format!(
+            r#"{{"error":{{"code":429,"message":"You exceeded your current quota. \n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: {limit}\nPlease retry in 12.5s.","status":"RESOURCE_EXHAUSTED","details":[{{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{{"quotaId":"GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}}]}},{{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"12s"}}]}}}}"#
+        )
+    };
+    let cases = [
+        // A sampling parameter the model refuses: the model serves without it.
+        (
+            400,
+            r#"{"message":"The model returned the following errors: `top_k` is deprecated for this model."}"#.to_owned(),
+            ErrorClass::BadRequest,
+        ),
+        (
+            400,
+            r#"{"error":{"code":400,"message":"Frequency penalty is not enabled for models/gemini-x-flash","status":"INVALID_ARGUMENT"}}"#.to_owned(),
+            ErrorClass::BadRequest,
+        ),
+        (
+            404,
+            r#"{"message":"The model `claude-x` is deprecated for this account."}"#.to_owned(),
+            ErrorClass::ModelUnavailable,
+        ),
+        // A hosted tool the model lacks; a model a key may not generate from.
+        (
+            400,
+            r#"{"error":{"message":"Hosted tool 'web_search_preview' is not supported with o1-mini.","type":"invalid_request_error","param":"tools","code":null}}"#.to_owned(),
+            ErrorClass::ModelUnavailable,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"You are not allowed to generate images from this model","type":"invalid_request_error"}}"#.to_owned(),
+            ErrorClass::ModelUnavailable,
+        ),
+        // A token of text is not a credential, and its value range is not a size.
+        (
+            400,
+            r#"{"error":{"message":"Invalid token in prompt: 999999. Minimum value is 0, maximum value is 50256 (inclusive).","type":"invalid_request_error"}}"#.to_owned(),
+            ErrorClass::BadRequest,
+        ),
+        (
+            401,
+            r#"{"error":{"message":"Invalid token","type":"invalid_request_error"}}"#.to_owned(),
+            ErrorClass::Auth,
+        ),
+        // The whole text over a byte bound is a prompt too large; one image over it is not.
+        (
+            400,
+            r#"{"message":"too many total text bytes: 20000000 > 9000000"}"#.to_owned(),
+            ErrorClass::ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"image exceeds size limit: max 5242880 bytes","code":"invalid_prompt"}}"#.to_owned(),
+            ErrorClass::BadRequest,
+        ),
+        // A limit of zero is granted none, whatever window its id names; a usage of zero is
+        // not a limit.
+        (429, google("0"), ErrorClass::QuotaExhausted),
+        (429, google("15"), ErrorClass::RateLimited),
+    ];
+    for (status, body, want) in cases {
+        let v = answer(status, &[], &body);
+        assert_eq!(v.class, want, "{body}: {}", v.reason);
+    }
+    assert!(!super::granted_none(
+        "quota exceeded: minute limit: 0 / 1600000 tokens"
+    ));
+    assert!(super::granted_none(
+        "quota exceeded for metric: x, limit: 0, model: y"
+    ));
+}
