@@ -151,6 +151,8 @@ const MISSING: &[&str] = &[
     "not allowed to access",
     "not allowed to sample",
     "not allowed to generate",
+    // "finetuned model with name x is not ready for serving", "model is not ready".
+    "not ready",
     "load failed",
     "load error",
     "no model loaded",
@@ -472,6 +474,17 @@ const PAID_FOR: &[&str] = &[
     "잔액",
 ];
 
+/// Ended ("your subscription has expired", "您的企业套餐已失效").
+const LAPSED: &[&str] = &[
+    "expired",
+    "lapsed",
+    "失效",
+    "过期",
+    "過期",
+    "期限切れ",
+    "만료",
+];
+
 /// A billing word with a shortage word ("prepaid funds are depleted", "잔액이 부족합니다"), or a
 /// call to pay for more ("Add more at claude.ai/settings/usage"); not a load balancer, not a
 /// short window.
@@ -481,6 +494,9 @@ pub fn quota(message: &str) -> Option<String> {
     }
     if let Some((billing, shortage)) = near(message, BILLING, SHORTAGE) {
         return Some(format!("concept billing \"{billing}\" + \"{shortage}\""));
+    }
+    if let Some((plan, lapsed)) = near(message, PLAN, LAPSED) {
+        return Some(format!("concept plan \"{plan}\" + \"{lapsed}\""));
     }
     let (pay, what) = near(message, PAY, PAID_FOR)?;
     Some(format!("concept pay \"{pay}\" + \"{what}\""))
@@ -803,6 +819,10 @@ pub fn allowance_word_in(message: &str) -> bool {
 /// territory not supported", "User location is not supported"): the key is sound, no wait helps,
 /// another provider's model does.
 pub fn geo_blocked(message: &str) -> Option<String> {
+    // "free tier is not available in your country. Please enable billing": paying serves.
+    if has_phrase(message, "billing") {
+        return None;
+    }
     let (geo, not_served) = near(message, GEO, NOT_SERVED)?;
     Some(format!("concept place \"{geo}\" + \"{not_served}\""))
 }
@@ -861,6 +881,8 @@ const CREDENTIAL: &[&str] = &[
     "api-key",
     "apikey",
     "access token",
+    // AWS: "The ... AWS access key ID provided does not exist in our records."
+    "access key",
     "token",
     "credential",
     "credentials",
@@ -891,6 +913,7 @@ const REJECTED: &[&str] = &[
     "unreadable",
     // "please pass a valid token", "provide a valid API key".
     "a valid",
+    "does not exist in our records",
     "incorrect",
     "expired",
     "revoked",
@@ -1041,6 +1064,8 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
             "contextwindow",
             "toomanytokens",
             "promptlength",
+            // Baidu Qianfan `characters_too_long`.
+            "toolong",
         ],
         ErrorClass::ContextOverflow,
     ),
@@ -1052,6 +1077,11 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
             "modelnotexist",
             "modelunavailable",
             "invalidmodel",
+            // Bought or opened for the account first (DashScope `AccessDenied.Unpurchased`,
+            // `CommodityNotPurchased`), an endpoint closed (Volcengine `ClosedEndpoint`).
+            "unpurchased",
+            "notpurchased",
+            "closedendpoint",
         ],
         ErrorClass::ModelUnavailable,
     ),
@@ -1062,6 +1092,9 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
             "moderation",
             "safety",
             "unsafe",
+            // Volcengine/BytePlus `SensitiveContentDetected.*`, `InputTextRiskDetection`.
+            "sensitive",
+            "riskdetection",
         ],
         ErrorClass::ContentPolicy,
     ),

@@ -170,7 +170,9 @@ pub fn tie_break(
         return None;
     }
     let (class, top) = predict(&tokens(evidence, status))?;
-    if class == prior {
+    // An error the rules found (MiniMax's `base_resp` "token limit" in a 200) is never read as
+    // a success: that would hand a failure to the client with no fallback.
+    if class == prior || class == ErrorClass::Ok {
         return None;
     }
     let words = top

@@ -35,6 +35,7 @@
 mod concepts;
 pub mod evidence;
 pub mod learned;
+mod pairs;
 pub mod rules;
 pub mod wait;
 
@@ -224,9 +225,20 @@ enum Learned {
 
 fn judge(answer: &Answer, rules: &rules::Rules, learned: Learned) -> Verdict {
     let evidence = evidence_of(answer);
-    let (decision, rule_scope) = decide(answer, &evidence, rules, learned);
-    let (retry_after_ms, wait_hint) = wait_hint(answer, &evidence, decision.0);
-    let (class, reason) = adjust_quota_window(decision, &evidence, retry_after_ms);
+    pairs::indexed(&evidence.messages, || {
+        judge_evidence(answer, &evidence, rules, learned)
+    })
+}
+
+fn judge_evidence(
+    answer: &Answer,
+    evidence: &Evidence,
+    rules: &rules::Rules,
+    learned: Learned,
+) -> Verdict {
+    let (decision, rule_scope) = decide(answer, evidence, rules, learned);
+    let (retry_after_ms, wait_hint) = wait_hint(answer, evidence, decision.0);
+    let (class, reason) = adjust_quota_window(decision, evidence, retry_after_ms);
     let (retry_after_ms, wait_hint) = if class == ErrorClass::Ok {
         (None, WaitHint::Absent)
     } else {
@@ -234,7 +246,7 @@ fn judge(answer: &Answer, rules: &rules::Rules, learned: Learned) -> Verdict {
     };
     let scope = match (class, rule_scope) {
         (ErrorClass::QuotaExhausted, Some(scope)) => scope,
-        (ErrorClass::QuotaExhausted, None) => quota_scope(answer, &evidence),
+        (ErrorClass::QuotaExhausted, None) => quota_scope(answer, evidence),
         _ => Scope::Model,
     };
     Verdict {
@@ -477,7 +489,11 @@ fn has_phrase(message: &str, phrase: &str) -> bool {
 /// Byte offsets where `phrase` occurs in `message`, as a whole word for ASCII phrases (CJK has
 /// no spaces: any occurrence counts).
 fn phrase_offsets<'m>(message: &'m str, phrase: &'m str) -> impl Iterator<Item = usize> + 'm {
-    let bytes = message.as_bytes();
+    let bytes = if pairs::may_hold(message, phrase) {
+        message.as_bytes()
+    } else {
+        &[]
+    };
     let alnum = |i: Option<&u8>| i.is_some_and(u8::is_ascii_alphanumeric);
     occurrences(bytes, phrase.as_bytes()).filter(move |&i| {
         !phrase.is_ascii()
@@ -791,6 +807,10 @@ fn allowance_used_up(evidence: &Evidence) -> Option<String> {
     const ALLOWANCE: &[&str] = &["free tier", "free quota", "free allowance", "trial"];
     const USED_UP: &[&str] = &["exhausted", "used up", "exceeded", "reached", "run out"];
     evidence.messages.iter().find_map(|m| {
+        // "trial token rate limit exceeded, limit is 100000 tokens per minute": a wait helps.
+        if concepts::per_minute_limit_in(std::slice::from_ref(m)) {
+            return None;
+        }
         let allowance = ALLOWANCE.iter().find(|a| has_phrase(m, a))?;
         let used = USED_UP.iter().find(|u| has_phrase(m, u))?;
         Some(format!("message \"{allowance}\" + \"{used}\""))
@@ -822,6 +842,11 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
     ];
     const ALONE: &[&str] = &[
         "no endpoints found",
+        // OpenRouter: "There is no available model provider that meets your routing requirements".
+        "no available model provider",
+        // Zhipu 1221: "API glm-4 已下线" (taken offline).
+        "已下线",
+        "已下線",
         "no available channel",
         "无可用渠道",
         "deployment for this resource does not exist",
@@ -1017,6 +1042,24 @@ const GENERIC_CODES: &[(&str, ErrorClass)] = &[
 ];
 
 /// Baidu's small numeric `error_code`s mean something only in that field.
+/// MiniMax's `base_resp.status_code` (its error-code reference), only in that envelope: the
+/// numbers mean other things elsewhere. Its messages are a word or two ("token limit").
+const MINIMAX_CODES: &[(&str, ErrorClass)] = &[
+    ("1001", ErrorClass::Timeout),
+    ("1002", ErrorClass::RateLimited),
+    ("1004", ErrorClass::Auth),
+    ("1008", ErrorClass::QuotaExhausted),
+    ("1013", ErrorClass::Overloaded),
+    ("1026", ErrorClass::ContentPolicy),
+    ("1027", ErrorClass::ContentPolicy),
+    ("1039", ErrorClass::RateLimited), // token limit (per minute)
+    ("1041", ErrorClass::RateLimited), // connection limit
+    ("1042", ErrorClass::BadRequest),  // too many illegal characters
+    ("2013", ErrorClass::BadRequest),  // invalid parameters
+    ("2045", ErrorClass::RateLimited), // rate growth limit
+    ("2049", ErrorClass::Auth),        // invalid API key
+];
+
 const BAIDU_ERROR_CODES: &[(&str, ErrorClass)] = &[
     ("4", ErrorClass::Overloaded),      // cluster over capacity
     ("17", ErrorClass::QuotaExhausted), // daily request limit reached
@@ -1032,6 +1075,12 @@ fn specific_code(evidence: &Evidence, now_unix_ms: u64) -> Option<Decision> {
                 .find(|(name, _)| *name == code.value);
             if let Some((_, class)) = baidu {
                 return Some((*class, format!("error_code={}", code.value)));
+            }
+        }
+        if code.field == "base_resp.status_code" {
+            let minimax = MINIMAX_CODES.iter().find(|(name, _)| *name == code.value);
+            if let Some((_, class)) = minimax {
+                return Some((*class, format!("base_resp.status_code={}", code.value)));
             }
         }
         if code.value == "resource_exhausted" {
@@ -1192,6 +1241,8 @@ fn indicative_phrase(evidence: &Evidence) -> Option<Decision> {
                 "rate limited",
                 "ratelimit",
                 "too many requests",
+                // OpenAI's 503 "Slow Down": a sudden rise in the caller's rate.
+                "slow down",
                 "requests per min",
                 "tokens per min",
                 "per minute",
@@ -1255,6 +1306,8 @@ fn indicative_phrase(evidence: &Evidence) -> Option<Decision> {
             &[
                 "exceeded your current quota",
                 "exceeded current quota",
+                // "Gemini API free tier is not available in your country. Please enable billing".
+                "enable billing",
                 "quota exceeded",
                 "quota has been exhausted",
                 "额度",

@@ -1864,3 +1864,121 @@ fn parameters_text_tokens_text_bytes_and_quotas_of_nothing() {
         "quota exceeded for metric: x, limit: 0, model: y"
     ));
 }
+
+/// Wordings from providers' own error-code references (MiniMax, DashScope, Volcengine, Cohere,
+/// OpenAI, Gemini, Bedrock, Zhipu, OpenRouter), reworded where a rule is general.
+#[wasm_bindgen_test(unsupported = test)]
+fn documented_codes_and_wordings() {
+    let cases = [
+        // MiniMax's `base_resp` codes in a 200, whose messages say little; never a success.
+        (
+            200,
+            r#"{"base_resp":{"status_code":1039,"status_msg":"token limit"}}"#,
+            ErrorClass::RateLimited,
+        ),
+        (
+            200,
+            r#"{"base_resp":{"status_code":2013,"status_msg":"invalid params"}}"#,
+            ErrorClass::BadRequest,
+        ),
+        (
+            200,
+            r#"{"base_resp":{"status_code":1004,"status_msg":"not authorized"}}"#,
+            ErrorClass::Auth,
+        ),
+        // The same number elsewhere is not MiniMax's.
+        (
+            400,
+            r#"{"error":{"code":"1039","message":"invalid value for field x"}}"#,
+            ErrorClass::BadRequest,
+        ),
+        // Codes read by their words.
+        (
+            403,
+            r#"{"code":"AccessDenied.Unpurchased","message":"Access denied."}"#,
+            ErrorClass::ModelUnavailable,
+        ),
+        (
+            429,
+            r#"{"code":"CommodityNotPurchased","message":"Commodity has not purchased yet."}"#,
+            ErrorClass::ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"code":"InvalidEndpoint.ClosedEndpoint","message":"The endpoint is closed.","type":"BadRequest"}}"#,
+            ErrorClass::ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"code":"SensitiveContentDetected.Violence","message":"The request failed.","type":"BadRequest"}}"#,
+            ErrorClass::ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"code":"characters_too_long","message":"the max input characters is 20000","type":"invalid_request_error"}}"#,
+            ErrorClass::ContextOverflow,
+        ),
+        // A model not ready to serve; a trial limit per minute; a rate to slow down.
+        (
+            400,
+            r#"{"message":"finetuned model with name my-ft is not ready for serving"}"#,
+            ErrorClass::ModelUnavailable,
+        ),
+        (
+            429,
+            r#"{"message":"trial key rate limit exceeded, limit is 40 requests per minute"}"#,
+            ErrorClass::RateLimited,
+        ),
+        (
+            429,
+            r#"{"message":"trial key limit exceeded, limit is 1000 calls per month"}"#,
+            ErrorClass::QuotaExhausted,
+        ),
+        (
+            503,
+            r#"{"error":{"message":"Slow Down"}}"#,
+            ErrorClass::RateLimited,
+        ),
+        // Paying serves where a free tier does not; a plan that lapsed.
+        (
+            400,
+            r#"{"error":{"code":400,"message":"The free tier is not available in your country. Please enable billing on your project.","status":"FAILED_PRECONDITION"}}"#,
+            ErrorClass::QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"This model is not available in your region.","status":"PERMISSION_DENIED"}}"#,
+            ErrorClass::ModelUnavailable,
+        ),
+        (
+            429,
+            r#"{"error":{"code":"1314","message":"您的套餐已失效，请联系管理员。"}}"#,
+            ErrorClass::QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"Your subscription plan has expired."}}"#,
+            ErrorClass::QuotaExhausted,
+        ),
+        // A key the provider does not know.
+        (
+            403,
+            r#"{"message":"The AWS access key ID provided does not exist in our records."}"#,
+            ErrorClass::Auth,
+        ),
+        (
+            503,
+            r#"{"error":{"code":503,"message":"There is no available model provider that meets your routing requirements"}}"#,
+            ErrorClass::ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"code":"1221","message":"API glm-3 已下线"}}"#,
+            ErrorClass::ModelUnavailable,
+        ),
+    ];
+    for (status, body, want) in cases {
+        let v = answer(status, &[], body);
+        assert_eq!(v.class, want, "{body}: {}", v.reason);
+    }
+}
