@@ -274,6 +274,10 @@ const PERMISSION: &[&str] = &[
 const CONTENT: &[&str] = &[
     "content",
     "text",
+    // "可能包含敏感词" (may contain sensitive words), "banned words".
+    "words",
+    "词",
+    "詞",
     "image",
     "文本",
     "输入",

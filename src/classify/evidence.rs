@@ -62,6 +62,10 @@ pub struct Evidence {
     /// Whether the whole body is one short line of plain text (no JSON, stream or page): what
     /// a relay sends as a "200 OK but actually an error" ("当前模型负载过高，请稍后再试").
     pub plain_line: bool,
+    /// The text of a chat completion's first choice (raw, when short): what a gateway that blocks a request as
+    /// a completion ("Request contains forbidden content") says, read only under an error
+    /// status (`classify::evidence_of`).
+    pub completion: Option<String>,
 }
 
 impl Evidence {
@@ -148,6 +152,8 @@ impl Evidence {
                     "\"refusal\"",
                     "\"content_filter\"",
                     "\"base_resp\"",
+                    // The Responses API's `response.refusal.delta` events.
+                    "\"response.refusal.",
                 ]
                 .iter()
                 .any(|k| payload.contains(k));
@@ -195,6 +201,7 @@ impl Evidence {
         self.quota_per_model |= other.quota_per_model;
         self.truncated |= other.truncated;
         self.inner_status = self.inner_status.or(other.inner_status);
+        self.completion = self.completion.take().or(other.completion);
     }
 
     fn read_json(&mut self, value: &Value, depth: usize) {
@@ -311,6 +318,13 @@ impl Evidence {
         if failed_code && has_text {
             self.has_error_envelope = true;
         }
+        // `{"code": 24, "description": "可能包含敏感词"}` (midjourney-proxy, Telegram-style APIs).
+        if failed_code {
+            if let Some(Value::String(description)) = map.get("description") {
+                self.has_error_envelope = true;
+                self.push_message(description);
+            }
+        }
         // Bedrock and Cohere errors are a lone `message`; no success body has that shape.
         if map.len() == 1 && map.get("message").is_some_and(Value::is_string) {
             self.has_error_envelope = true;
@@ -334,6 +348,36 @@ impl Evidence {
         if stop_reason == Some("refusal") {
             self.has_error_envelope = true;
             self.push_code("stop_reason", "refusal".to_owned());
+        }
+        // OpenAI refuses a structured answer in `refusal` (`message.refusal`, stream deltas'
+        // `delta.refusal`; the Responses API's `response.refusal.delta` events); an empty or
+        // null `refusal` is every ordinary answer's.
+        let choices = map.get("choices").and_then(Value::as_array);
+        let refused = choices.into_iter().flatten().take(MAX_ITEMS).any(|c| {
+            ["delta", "message"].iter().any(|k| {
+                c.get(*k)
+                    .and_then(|m| m.get("refusal"))
+                    .and_then(Value::as_str)
+                    .is_some_and(|r| !r.is_empty())
+            })
+        }) || map
+            .get("type")
+            .and_then(Value::as_str)
+            .is_some_and(|t| t.starts_with("response.refusal."));
+        if refused {
+            self.has_error_envelope = true;
+            self.push_code("refusal", "refusal".to_owned());
+        }
+        if self.completion.is_none() {
+            let content = choices
+                .and_then(|c| c.first())
+                .and_then(|c| c.get("message"))
+                .and_then(|m| m.get("content"))
+                .and_then(Value::as_str);
+            // A block message is a sentence; a long completion is an answer, not copied.
+            self.completion = content
+                .filter(|c| c.len() <= PLAIN_LINE_MAX)
+                .map(str::to_owned);
         }
         let filtered = map
             .get("choices")

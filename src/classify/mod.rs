@@ -266,6 +266,13 @@ fn evidence_of(answer: &Answer) -> Evidence {
         let name = kind.split(':').next().unwrap_or(kind);
         evidence.push_header_code("x-amzn-errortype", name);
     }
+    // A gateway that blocks a request as a chat completion under an error status (APISIX's
+    // moderation at 400): the completion's text is the reason.
+    if answer.status >= 400 && evidence.messages.is_empty() {
+        if let Some(text) = evidence.completion.take() {
+            evidence.messages.push(evidence::normalize(&text));
+        }
+    }
     evidence
 }
 

@@ -1982,3 +1982,47 @@ fn documented_codes_and_wordings() {
         assert_eq!(v.class, want, "{body}: {}", v.reason);
     }
 }
+
+#[wasm_bindgen_test(unsupported = test)]
+fn refusal_fields_descriptions_and_completions_under_an_error_status() {
+    let chunk = |delta: &str| {
+        format!(
+            "data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":null}}]}}\n\n"
+        )
+    };
+    // A structured answer refused in `delta.refusal`; `refusal: ""`/`null` is every answer's.
+    let refused = chunk(r#"{"role":"assistant","content":null,"refusal":""}"#)
+        + &chunk(r#"{"refusal":"I can't help with that."}"#);
+    let ordinary = chunk(r#"{"role":"assistant","content":"","refusal":null}"#)
+        + &chunk(r#"{"content":"Hello"}"#);
+    let responses = "event: response.refusal.delta\ndata: {\"type\":\"response.refusal.delta\",\"item_id\":\"msg_1\",\"delta\":\"I'm sorry\"}\n\n";
+    let cases = [
+        (200, refused, ErrorClass::ContentPolicy),
+        (200, ordinary, ErrorClass::Ok),
+        (200, responses.to_owned(), ErrorClass::ContentPolicy),
+        (
+            200,
+            r#"{"choices":[{"message":{"role":"assistant","content":null,"refusal":"I can't assist."},"finish_reason":"stop"}]}"#.to_owned(),
+            ErrorClass::ContentPolicy,
+        ),
+        // A failing code with a `description`.
+        (200, r#"{"code":24,"description":"可能包含敏感词","properties":{}}"#.to_owned(), ErrorClass::ContentPolicy),
+        (200, r#"{"code":23,"description":"队列已满，请稍后尝试"}"#.to_owned(), ErrorClass::Overloaded),
+        (200, r#"{"code":0,"description":"submitted: sensitive words are fine here"}"#.to_owned(), ErrorClass::Ok),
+        // A block sent as a completion is read under an error status only.
+        (
+            400,
+            r#"{"object":"chat.completion","choices":[{"message":{"role":"assistant","content":"Request contains forbidden content, such as violence."},"finish_reason":"stop","index":0}]}"#.to_owned(),
+            ErrorClass::ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"object":"chat.completion","choices":[{"message":{"role":"assistant","content":"Violent content is forbidden by the rules of the game."},"finish_reason":"stop","index":0}]}"#.to_owned(),
+            ErrorClass::Ok,
+        ),
+    ];
+    for (status, body, want) in cases {
+        let v = answer(status, &[], &body);
+        assert_eq!(v.class, want, "{body}: {}", v.reason);
+    }
+}
