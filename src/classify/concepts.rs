@@ -396,6 +396,12 @@ const SHORT_WINDOW: &[&str] = &[
     "please retry in",
     "requests per",
     "tokens per min",
+    // "Rate limit reached for free plan (10 requests/minute)".
+    "requests/minute",
+    "requests/min",
+    "tokens/minute",
+    "tokens/min",
+    "req/min",
     "每分钟",
     "每分鐘",
     "毎分",

@@ -22,6 +22,9 @@ mod weights;
 
 use super::evidence::Evidence;
 use super::ErrorClass;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::OnceLock;
 
 /// What settled an answer before the tie-breaker looked at it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,6 +121,40 @@ fn code_words(code: &str, out: &mut Vec<String>) {
     out.extend(words.map(str::to_owned));
 }
 
+/// FNV-1a: the tokens are short and trusted (compiled in); a lookup hashes one token once
+/// instead of comparing it with ten in a binary search.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let start = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        self.0 = bytes.iter().fold(start, |hash, b| {
+            (hash ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+    }
+}
+
+/// Token -> its row in [`weights::WEIGHTS`], built on first use.
+fn index() -> &'static HashMap<&'static str, usize, BuildHasherDefault<Fnv>> {
+    static INDEX: OnceLock<HashMap<&'static str, usize, BuildHasherDefault<Fnv>>> = OnceLock::new();
+    INDEX.get_or_init(|| {
+        weights::WEIGHTS
+            .iter()
+            .enumerate()
+            .map(|(at, (name, _))| (*name, at))
+            .collect()
+    })
+}
+
 /// The class the weights prefer for these tokens, when they prefer it over the runner-up by at
 /// least the trained margin, with the three tokens that weighed most for it.
 fn predict(tokens: &[String]) -> Option<(ErrorClass, Vec<&'static str>)> {
@@ -125,8 +162,7 @@ fn predict(tokens: &[String]) -> Option<(ErrorClass, Vec<&'static str>)> {
     let mut known = 0usize;
     let mut rows: Vec<(&'static str, &'static [i16; weights::CLASSES.len()])> = Vec::new();
     for token in tokens {
-        let Ok(at) = weights::WEIGHTS.binary_search_by(|(name, _)| (*name).cmp(token.as_str()))
-        else {
+        let Some(&at) = index().get(token.as_str()) else {
             continue;
         };
         let Some((name, row)) = weights::WEIGHTS.get(at) else {

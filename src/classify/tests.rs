@@ -1939,6 +1939,11 @@ fn documented_codes_and_wordings() {
             r#"{"error":{"message":"Slow Down"}}"#,
             ErrorClass::RateLimited,
         ),
+        (
+            429,
+            r#"{"error":{"code":"LIMIT","message":"Limit reached for the free plan (20 requests/minute)."}}"#,
+            ErrorClass::RateLimited,
+        ),
         // Paying serves where a free tier does not; a plan that lapsed.
         (
             400,
