@@ -12,6 +12,7 @@
 //! Words are matched whole (ASCII) or as substrings (CJK, which has no spaces), in messages
 //! already lowercased by [`super::evidence::normalize`].
 
+use super::pairs::Pairs;
 use super::ErrorClass;
 use super::{has_phrase, phrase_offsets as offsets};
 
@@ -424,19 +425,33 @@ fn candidates<'a>(message: &str, words: &'a [&'a str]) -> impl Iterator<Item = &
 }
 
 fn first<'a>(message: &str, words: &'a [&'a str]) -> Option<&'a str> {
-    candidates(message, words).find(|w| has_phrase(message, w))
+    super::pairs::with(message, |pairs| {
+        candidates(message, words)
+            .filter(|w| pairs.is_none_or(|p| p.may_hold(w.as_bytes())))
+            .find(|w| has_phrase(message, w))
+    })
 }
 
 /// A word of `a` and a word of `b` within [`NEAR`] bytes of each other. Each word is looked for
 /// once: the words of `a` first (usually none is there), then those of `b`.
 fn near<'a>(message: &str, a: &'a [&'a str], b: &'a [&'a str]) -> Option<(&'a str, &'a str)> {
-    let hits: Vec<(&str, usize)> = candidates(message, a)
-        .flat_map(|w| offsets(message, w).map(move |i| (w, i)))
-        .collect();
+    let (hits, b) = super::pairs::with(message, |pairs| {
+        let possible = |w: &&str| pairs.is_none_or(|p| p.may_hold(w.as_bytes()));
+        let hits: Vec<(&str, usize)> = candidates(message, a)
+            .filter(possible)
+            .flat_map(|w| offsets(message, w).map(move |i| (w, i)))
+            .collect();
+        let b: Vec<&str> = if hits.is_empty() {
+            Vec::new()
+        } else {
+            candidates(message, b).filter(possible).collect()
+        };
+        (hits, b)
+    });
     if hits.is_empty() {
         return None;
     }
-    candidates(message, b).find_map(|wb| {
+    b.into_iter().find_map(|wb| {
         offsets(message, wb).find_map(|j| {
             hits.iter()
                 .find(|(wa, i)| i.abs_diff(j) <= NEAR + wa.len().max(wb.len()))
@@ -1209,8 +1224,8 @@ pub fn per_minute_limit_in(messages: &[String]) -> bool {
     let window = |w: &&str| !w.contains("again") && !w.contains("retry");
     messages.iter().any(|m| {
         candidates(m, SHORT_WINDOW)
-            .filter(window)
-            .any(|w| has_phrase(m, w))
+            .filter(|w| has_phrase(m, w))
+            .any(|w| window(&w))
     })
 }
 
@@ -1221,7 +1236,10 @@ pub fn code_class(code: &str, short_window: bool) -> Option<(ErrorClass, &'stati
         return None;
     }
     let squashed: String = code.chars().filter(char::is_ascii_alphanumeric).collect();
-    let names_model = squashed.contains("model");
+    // Most of the words are not in a code of a few bytes: its pairs rule them out first.
+    let pairs = Pairs::of(squashed.as_bytes());
+    let contains = |w: &str| pairs.may_hold(w.as_bytes()) && squashed.contains(w);
+    let names_model = contains("model");
     let families = CODE_FAMILIES
         .iter()
         .filter(|(_, class)| !(short_window && *class == ErrorClass::QuotaExhausted));
@@ -1229,12 +1247,12 @@ pub fn code_class(code: &str, short_window: bool) -> Option<(ErrorClass, &'stati
         let refused = || {
             let model_family = names_model && *class == ErrorClass::ModelUnavailable;
             model_family
-                .then(|| MODEL_REFUSED.iter().find(|w| squashed.contains(*w)))
+                .then(|| MODEL_REFUSED.iter().find(|w| contains(w)))
                 .flatten()
         };
         words
             .iter()
-            .find(|w| squashed.contains(*w))
+            .find(|w| contains(w))
             .or_else(refused)
             .map(|w| (*class, *w))
     })

@@ -535,10 +535,14 @@ fn occurrences<'a>(haystack: &'a [u8], needle: &'a [u8]) -> impl Iterator<Item =
 
 fn phrase_in(evidence: &Evidence, phrases: &[&str]) -> Option<String> {
     evidence.messages.iter().find_map(|m| {
-        phrases
-            .iter()
-            .find(|p| has_phrase(m, p))
-            .map(|p| format!("message \"{p}\""))
+        pairs::with(m, |pairs| {
+            let possible = |p: &&&str| pairs.is_none_or(|pairs| pairs.may_hold(p.as_bytes()));
+            phrases
+                .iter()
+                .filter(possible)
+                .find(|p| has_phrase(m, p))
+                .map(|p| format!("message \"{p}\""))
+        })
     })
 }
 

@@ -3,7 +3,7 @@
 //!
 //! An answer that no strong signal decides is read by hundreds of phrases, each looked for in
 //! each message; most are not there, and a scan that finds nothing still walks the message. The
-//! pairs of a message (4 096 bits, set once per message) rule most of them out in three bit
+//! pairs of a message (4 096 bits, set once per message) rule most of them out in a few bit
 //! tests. Only the messages of the answer being judged are indexed, for the length of the
 //! judgement ([`indexed`]), and a message is known by its address and length: a slice of it,
 //! or any other text, is scanned as before.
@@ -41,18 +41,14 @@ impl Pairs {
             .is_some_and(|w| w & (1 << (at % 64)) != 0)
     }
 
-    /// False only when `phrase` cannot occur: its first, middle or last pair is missing.
+    /// False only when `phrase` cannot occur: one of its pairs is missing. Every pair is
+    /// tested (a bit test each): common English pairs let the first and last alone pass too
+    /// often.
     pub fn may_hold(&self, phrase: &[u8]) -> bool {
-        let n = phrase.len();
-        if n < 2 {
-            return true;
-        }
-        [0, n / 2 - 1, n - 2]
-            .iter()
-            .all(|&i| match phrase.get(i..i + 2) {
-                Some(&[a, b]) => self.has(a, b),
-                _ => true,
-            })
+        phrase.windows(2).all(|pair| match *pair {
+            [a, b] => self.has(a, b),
+            _ => true,
+        })
     }
 }
 
@@ -88,14 +84,23 @@ pub fn indexed<R>(messages: &[String], judge: impl FnOnce() -> R) -> R {
 
 /// False only when `text` is an indexed message that cannot hold `phrase`.
 pub fn may_hold(text: &str, phrase: &str) -> bool {
+    with(text, |pairs| {
+        pairs.is_none_or(|p| p.may_hold(phrase.as_bytes()))
+    })
+}
+
+/// Runs `read` with the pairs of `text` when it is an indexed message: a loop over a list of
+/// phrases looks them up once instead of once per phrase.
+pub fn with<R>(text: &str, read: impl FnOnce(Option<&Pairs>) -> R) -> R {
     INDEXED.with(|index| {
-        let Ok(index) = index.try_borrow() else {
-            return true;
-        };
-        index
-            .iter()
-            .find(|(at, len, _)| *at == text.as_ptr() as usize && *len == text.len())
-            .is_none_or(|(_, _, pairs)| pairs.may_hold(phrase.as_bytes()))
+        let index = index.try_borrow().ok();
+        let pairs = index.as_ref().and_then(|index| {
+            index
+                .iter()
+                .find(|(at, len, _)| *at == text.as_ptr() as usize && *len == text.len())
+                .map(|(_, _, pairs)| pairs)
+        });
+        read(pairs)
     })
 }
 
