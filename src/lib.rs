@@ -11,6 +11,7 @@ pub mod check;
 pub mod classify;
 pub mod config;
 pub mod flow;
+pub mod fnv;
 pub mod health;
 pub mod inflate;
 pub mod meter;

@@ -14,7 +14,7 @@
 
 use super::pairs::Pairs;
 use super::ErrorClass;
-use super::{has_phrase, phrase_offsets as offsets};
+use super::{has_phrase, word_offsets};
 
 /// Money and allowances: what runs out when nothing but a payment or a long reset helps.
 const BILLING: &[&str] = &[
@@ -425,38 +425,32 @@ fn candidates<'a>(message: &str, words: &'a [&'a str]) -> impl Iterator<Item = &
 }
 
 fn first<'a>(message: &str, words: &'a [&'a str]) -> Option<&'a str> {
-    super::pairs::with(message, |pairs| {
+    super::pairs::with(message, |held| {
         candidates(message, words)
-            .filter(|w| pairs.is_none_or(|p| p.may_hold(w.as_bytes())))
-            .find(|w| has_phrase(message, w))
+            .find(|w| held.may_hold(w) && word_offsets(message, w).next().is_some())
     })
 }
 
 /// A word of `a` and a word of `b` within [`NEAR`] bytes of each other. Each word is looked for
 /// once: the words of `a` first (usually none is there), then those of `b`.
 fn near<'a>(message: &str, a: &'a [&'a str], b: &'a [&'a str]) -> Option<(&'a str, &'a str)> {
-    let (hits, b) = super::pairs::with(message, |pairs| {
-        let possible = |w: &&str| pairs.is_none_or(|p| p.may_hold(w.as_bytes()));
+    super::pairs::with(message, |held| {
         let hits: Vec<(&str, usize)> = candidates(message, a)
-            .filter(possible)
-            .flat_map(|w| offsets(message, w).map(move |i| (w, i)))
+            .filter(|w| held.may_hold(w))
+            .flat_map(|w| word_offsets(message, w).map(move |i| (w, i)))
             .collect();
-        let b: Vec<&str> = if hits.is_empty() {
-            Vec::new()
-        } else {
-            candidates(message, b).filter(possible).collect()
-        };
-        (hits, b)
-    });
-    if hits.is_empty() {
-        return None;
-    }
-    b.into_iter().find_map(|wb| {
-        offsets(message, wb).find_map(|j| {
-            hits.iter()
-                .find(|(wa, i)| i.abs_diff(j) <= NEAR + wa.len().max(wb.len()))
-                .map(|(wa, _)| (*wa, wb))
-        })
+        if hits.is_empty() {
+            return None;
+        }
+        candidates(message, b)
+            .filter(|w| held.may_hold(w))
+            .find_map(|wb| {
+                word_offsets(message, wb).find_map(|j| {
+                    hits.iter()
+                        .find(|(wa, i)| i.abs_diff(j) <= NEAR + wa.len().max(wb.len()))
+                        .map(|(wa, _)| (*wa, wb))
+                })
+            })
     })
 }
 

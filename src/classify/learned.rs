@@ -22,8 +22,9 @@ mod weights;
 
 use super::evidence::Evidence;
 use super::ErrorClass;
+use crate::fnv::Fnv;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 use std::sync::OnceLock;
 
 /// What settled an answer before the tie-breaker looked at it.
@@ -52,8 +53,8 @@ pub fn tokens(evidence: &Evidence, status: u16) -> Vec<String> {
         code_words(&code.value, &mut out);
     }
     for status in std::iter::once(status).chain(evidence.inner_status) {
-        out.push(joined(&["#", &status.to_string()]));
-        out.push(joined(&["#", &(status / 100).to_string(), "xx"]));
+        out.push(format!("#{status}"));
+        out.push(format!("#{}xx", status / 100));
     }
     out.truncate(MAX_TOKENS);
     out.sort_unstable();
@@ -61,7 +62,8 @@ pub fn tokens(evidence: &Evidence, status: u16) -> Vec<String> {
     out
 }
 
-/// Pieces joined into one token (cheaper than `format!`, which a weak answer pays ~100 times).
+/// Pieces joined into one token (cheaper than `format!`, which a weak answer's words and pairs
+/// would pay about a hundred times).
 fn joined(pieces: &[&str]) -> String {
     let mut token = String::with_capacity(pieces.iter().map(|p| p.len()).sum());
     for piece in pieces {
@@ -130,29 +132,9 @@ fn code_words(code: &str, out: &mut Vec<String>) {
     out.extend(words.map(str::to_owned));
 }
 
-/// FNV-1a: the tokens are short and trusted (compiled in); a lookup hashes one token once
-/// instead of comparing it with ten in a binary search.
-#[derive(Default)]
-struct Fnv(u64);
-
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        let start = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        self.0 = bytes.iter().fold(start, |hash, b| {
-            (hash ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
-        });
-    }
-}
-
-/// Token -> its row in [`weights::WEIGHTS`], built on first use.
+/// Token -> its row in [`weights::WEIGHTS`], built on first use: a lookup hashes one token
+/// (FNV-1a: the keys are short and compiled in) instead of comparing it with ten in a binary
+/// search.
 fn index() -> &'static HashMap<&'static str, usize, BuildHasherDefault<Fnv>> {
     static INDEX: OnceLock<HashMap<&'static str, usize, BuildHasherDefault<Fnv>>> = OnceLock::new();
     INDEX.get_or_init(|| {

@@ -496,11 +496,14 @@ fn has_phrase(message: &str, phrase: &str) -> bool {
 /// Byte offsets where `phrase` occurs in `message`, as a whole word for ASCII phrases (CJK has
 /// no spaces: any occurrence counts).
 fn phrase_offsets<'m>(message: &'m str, phrase: &'m str) -> impl Iterator<Item = usize> + 'm {
-    let bytes = if pairs::may_hold(message, phrase) {
-        message.as_bytes()
-    } else {
-        &[]
-    };
+    let held = pairs::may_hold(message, phrase);
+    word_offsets(if held { message } else { "" }, phrase)
+}
+
+/// [`phrase_offsets`] by a scan alone, for a caller that has already ruled `phrase` in by the
+/// message's pairs ([`pairs::with`]).
+fn word_offsets<'m>(message: &'m str, phrase: &'m str) -> impl Iterator<Item = usize> + 'm {
+    let bytes = message.as_bytes();
     let alnum = |i: Option<&u8>| i.is_some_and(u8::is_ascii_alphanumeric);
     occurrences(bytes, phrase.as_bytes()).filter(move |&i| {
         !phrase.is_ascii()
@@ -535,12 +538,10 @@ fn occurrences<'a>(haystack: &'a [u8], needle: &'a [u8]) -> impl Iterator<Item =
 
 fn phrase_in(evidence: &Evidence, phrases: &[&str]) -> Option<String> {
     evidence.messages.iter().find_map(|m| {
-        pairs::with(m, |pairs| {
-            let possible = |p: &&&str| pairs.is_none_or(|pairs| pairs.may_hold(p.as_bytes()));
+        pairs::with(m, |held| {
             phrases
                 .iter()
-                .filter(possible)
-                .find(|p| has_phrase(m, p))
+                .find(|p| held.may_hold(p) && word_offsets(m, p).next().is_some())
                 .map(|p| format!("message \"{p}\""))
         })
     })
@@ -1078,21 +1079,21 @@ const BAIDU_ERROR_CODES: &[(&str, ErrorClass)] = &[
     ("19", ErrorClass::QuotaExhausted), // total request limit reached
 ];
 
+/// Numeric codes read only in the envelope field that gives them their meaning.
+const FIELD_CODES: &[(&str, &[(&str, ErrorClass)])] = &[
+    ("error_code", BAIDU_ERROR_CODES),
+    ("base_resp.status_code", MINIMAX_CODES),
+];
+
 fn specific_code(evidence: &Evidence, now_unix_ms: u64) -> Option<Decision> {
     for code in &evidence.codes {
-        if code.field == "error_code" {
-            let baidu = BAIDU_ERROR_CODES
-                .iter()
-                .find(|(name, _)| *name == code.value);
-            if let Some((_, class)) = baidu {
-                return Some((*class, format!("error_code={}", code.value)));
-            }
-        }
-        if code.field == "base_resp.status_code" {
-            let minimax = MINIMAX_CODES.iter().find(|(name, _)| *name == code.value);
-            if let Some((_, class)) = minimax {
-                return Some((*class, format!("base_resp.status_code={}", code.value)));
-            }
+        let scoped = FIELD_CODES
+            .iter()
+            .filter(|(field, _)| *field == code.field)
+            .flat_map(|(_, codes)| codes.iter())
+            .find(|(name, _)| *name == code.value);
+        if let Some((_, class)) = scoped {
+            return Some((*class, format!("{}={}", code.field, code.value)));
         }
         if code.value == "resource_exhausted" {
             // Google says which: `ErrorInfo.reason` MODEL_CAPACITY_EXHAUSTED is its capacity.

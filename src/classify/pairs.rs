@@ -82,16 +82,25 @@ pub fn indexed<R>(messages: &[String], judge: impl FnOnce() -> R) -> R {
     result
 }
 
-/// False only when `text` is an indexed message that cannot hold `phrase`.
-pub fn may_hold(text: &str, phrase: &str) -> bool {
-    with(text, |pairs| {
-        pairs.is_none_or(|p| p.may_hold(phrase.as_bytes()))
-    })
+/// The pairs of one text when it is an indexed message; without them any phrase may be there.
+#[derive(Clone, Copy)]
+pub struct Held<'a>(Option<&'a Pairs>);
+
+impl Held<'_> {
+    /// False only when the text cannot hold `phrase`.
+    pub fn may_hold(self, phrase: &str) -> bool {
+        self.0.is_none_or(|p| p.may_hold(phrase.as_bytes()))
+    }
 }
 
-/// Runs `read` with the pairs of `text` when it is an indexed message: a loop over a list of
-/// phrases looks them up once instead of once per phrase.
-pub fn with<R>(text: &str, read: impl FnOnce(Option<&Pairs>) -> R) -> R {
+/// False only when `text` is an indexed message that cannot hold `phrase`.
+pub fn may_hold(text: &str, phrase: &str) -> bool {
+    with(text, |held| held.may_hold(phrase))
+}
+
+/// Runs `read` with what `text` holds: a loop over a list of phrases looks its pairs up once
+/// instead of once per phrase.
+pub fn with<R>(text: &str, read: impl FnOnce(Held<'_>) -> R) -> R {
     INDEXED.with(|index| {
         let index = index.try_borrow().ok();
         let pairs = index.as_ref().and_then(|index| {
@@ -100,7 +109,7 @@ pub fn with<R>(text: &str, read: impl FnOnce(Option<&Pairs>) -> R) -> R {
                 .find(|(at, len, _)| *at == text.as_ptr() as usize && *len == text.len())
                 .map(|(_, _, pairs)| pairs)
         });
-        read(pairs)
+        read(Held(pairs))
     })
 }
 

@@ -15,21 +15,14 @@ const BUCKETS: u64 = 10_000;
 /// Bytes of a first message that name its conversation.
 const KEY_BYTES: usize = 256;
 
-/// FNV-1a, 64 bits: stable across workers, restarts and builds.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, b| {
-        (hash ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
-
 /// The bucket (0..10000) of a conversation key.
 pub fn bucket(key: &[u8]) -> u64 {
-    fnv1a(key) % BUCKETS
+    crate::fnv::hash(key) % BUCKETS
 }
 
 /// A stable 64-bit hash (FNV-1a) of a key.
 pub fn hash(key: &[u8]) -> u64 {
-    fnv1a(key)
+    crate::fnv::hash(key)
 }
 
 /// A request's conversation without a sticky header: the bytes after its first `"content"`
