@@ -46,6 +46,16 @@ CASES = [
     ("acme-2", 403, {}, {"error": {"type": "invalid_request_error", "message": "You've reached your 5-hour usage limit. Your quota will reset when the current 5-hour window ends. To continue now, purchase extra usage or upgrade your plan: https://www.kimi.com/membership/subscription?tab=quota"}}, "quota_exhausted", None, True),
     ("acme-3", 401, {}, {"detail": {"status": "quota_exceeded", "message": "This request exceeds your quota of 10000. You have 0 credits remaining, while 91 credits are required for this request."}}, "quota_exhausted", None, True),
     ("acme-2", 400, {}, {"type": "error", "error": {"type": "invalid_request_error", "message": "This organization has been disabled."}, "request_id": "req_011CcZCmicNryVqGrUyoPkXM"}, "auth", None, True),
+    # Real answers read since the blind rounds of 2026-12-04 (round8_*, round9_*): a sampling
+    # parameter a model refuses (Bedrock), a token of text that is not a credential (OpenAI), a
+    # gateway's block sent as a completion at 400 (APISIX), Gemini's free-tier `limit: 0` under
+    # per-minute quota ids (nothing granted: a stop, though RetryInfo says 49 s), and a model the
+    # account has not bought (DashScope's documented code).
+    ("acme-2", 400, {}, {"message": "The model returned the following errors: `temperature` is deprecated for this model."}, "bad_request", None, True),
+    ("acme-1", 400, {}, {"error": {"message": "Invalid token in prompt: 123456. Minimum value is 0, maximum value is 100257 (inclusive).", "type": "invalid_request_error", "param": None, "code": None}}, "bad_request", None, True),
+    ("acme-1", 400, {}, {"object": "chat.completion", "usage": {"completion_tokens": 0, "prompt_tokens": 0, "total_tokens": 0}, "choices": [{"message": {"role": "assistant", "content": "Request contains forbidden content, such as hate speech or violence."}, "finish_reason": "stop", "index": 0}], "model": "gpt-4", "id": "c9466bbf-e010-469d-949a-a10f25525964"}, "content_policy", None, True),
+    ("acme-3", 429, {}, {"error": {"code": 429, "message": "You exceeded your current quota, please check your plan and billing details. \n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 0\nPlease retry in 49.025140071s.", "status": "RESOURCE_EXHAUSTED", "details": [{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{"quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier", "quotaDimensions": {"model": "gemini-2.0-flash-exp", "location": "global"}}]}, {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "49s"}]}}, "quota_exhausted", "49000", True),
+    ("acme-3", 403, {}, {"request_id": "5c2f1a0e-0000-0000-0000-000000000000", "code": "AccessDenied.Unpurchased", "message": "Access to model denied. Please make sure you are eligible for using the model."}, "model_unavailable", None, True),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
