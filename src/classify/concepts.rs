@@ -319,6 +319,12 @@ const SAFETY: &[&str] = &[
     "unsafe",
     "harmful",
     "moderation",
+    "moderated",
+    // Prompt-attack detectors (Lakera, Prompt Armor): "Prompt threat detected".
+    "threat",
+    "threats",
+    "jailbreak",
+    "prompt injection",
     "inappropriate",
     "prohibited",
     "flagged",
@@ -795,13 +801,19 @@ pub fn allowance_used_up_in(messages: &[String]) -> Option<String> {
 /// A word of `family` near a used-up word in some message, when no message speaks of a rate or
 /// a short window.
 fn used_up_in(messages: &[String], family: &[&str], name: &str) -> Option<String> {
+    used_in(messages, family, USED_UP, name)
+}
+
+/// A word of `family` near a word of `used` in some message, when no message speaks of a rate
+/// or a short window.
+fn used_in(messages: &[String], family: &[&str], used: &[&str], name: &str) -> Option<String> {
     let rate = |m: &String| first(m, SHORT_WINDOW).is_some() || first(m, RATE).is_some();
     if messages.iter().any(rate) {
         return None;
     }
     messages.iter().find_map(|m| {
-        let (word, used) = near(m, family, USED_UP)?;
-        Some(format!("concept {name} \"{word}\" + \"{used}\""))
+        let (word, gone) = near(m, family, used)?;
+        Some(format!("concept {name} \"{word}\" + \"{gone}\""))
     })
 }
 
@@ -827,7 +839,15 @@ const GRANT: &[&str] = &[
 /// status, a generic code), where a bare "limit exceeded" is as often a field's bound.
 pub fn grant_used_up_in(messages: &[String]) -> Option<String> {
     used_up_in(messages, GRANT, "grant")
+        .or_else(|| used_in(messages, COUNTED, GONE, "counted allowance"))
 }
+
+/// What is counted out to a caller ("Token count has been exhausted", "call count used up").
+const COUNTED: &[&str] = &["count", "counts", "calls", "uses"];
+
+/// Gone, as a grant is; a size is "exceeded" ("token count exceeds the maximum" is a prompt too
+/// large), never "exhausted".
+const GONE: &[&str] = &["exhausted", "depleted", "used up", "run out", "ran out"];
 
 /// Whether a message speaks of a limit, quota or allowance at all.
 pub fn allowance_word_in(message: &str) -> bool {

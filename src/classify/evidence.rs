@@ -14,6 +14,7 @@
 //! middle is dropped (a cut `not_found_error` must not read as `not_found`). Linear in the
 //! body; at most `MAX_ITEMS` codes, messages and quota ids are kept.
 
+use super::concepts;
 use serde_json::{Map, Value};
 
 /// Longest message kept (bytes); error messages are short, HTML pages are not.
@@ -66,6 +67,9 @@ pub struct Evidence {
     /// a completion ("Request contains forbidden content") says, read only under an error
     /// status (`classify::evidence_of`).
     pub completion: Option<String>,
+    /// The completion has neither an `id` nor `usage`: a gateway wrote it, not a model (APISIX
+    /// blocks with a 200 completion by default). Every model server's completion has an `id`.
+    pub unsigned_completion: bool,
 }
 
 impl Evidence {
@@ -152,6 +156,11 @@ impl Evidence {
                     "\"refusal\"",
                     "\"content_filter\"",
                     "\"base_resp\"",
+                    // Stop reasons (`REFUSED_STOPS`): Anthropic, Bedrock, Gemini, Zhipu.
+                    "\"stop_reason\"",
+                    "\"stopReason\"",
+                    "\"finishReason\"",
+                    "\"sensitive\"",
                     // The Responses API's `response.refusal.delta` events.
                     "\"response.refusal.",
                 ]
@@ -201,7 +210,10 @@ impl Evidence {
         self.quota_per_model |= other.quota_per_model;
         self.truncated |= other.truncated;
         self.inner_status = self.inner_status.or(other.inner_status);
-        self.completion = self.completion.take().or(other.completion);
+        if self.completion.is_none() {
+            self.completion = other.completion;
+            self.unsigned_completion = other.unsigned_completion;
+        }
     }
 
     fn read_json(&mut self, value: &Value, depth: usize) {
@@ -339,15 +351,40 @@ impl Evidence {
                 self.push_message(message);
             }
         }
-        // Anthropic ends a refused answer with `stop_reason: "refusal"` (a 200; in a stream, in
-        // `message_delta.delta`); OpenAI and Azure with `finish_reason: "content_filter"`.
-        let stop_reason = map
-            .get("stop_reason")
-            .or_else(|| map.get("delta").and_then(|d| d.get("stop_reason")))
-            .and_then(Value::as_str);
-        if stop_reason == Some("refusal") {
+        if let Some((field, reason)) = refused_stop(map) {
             self.has_error_envelope = true;
-            self.push_code("stop_reason", "refusal".to_owned());
+            self.push_code(field, reason.to_owned());
+        }
+        // Vertex's image and video models report what their safety filters withheld:
+        // `raiMediaFilteredReasons` (Veo, inside an operation's `response`) and Imagen's
+        // predictions' `raiFilteredReason`.
+        let media = map
+            .get("response")
+            .and_then(Value::as_object)
+            .unwrap_or(map);
+        let filtered = media
+            .get("raiMediaFilteredReasons")
+            .and_then(Value::as_array)
+            .and_then(|r| r.first())
+            .or_else(|| {
+                media
+                    .get("predictions")
+                    .and_then(Value::as_array)
+                    .and_then(|p| p.first())
+                    .and_then(|p| p.get("raiFilteredReason"))
+            });
+        if let Some(Value::String(reason)) = filtered {
+            self.has_error_envelope = true;
+            self.push_code("raiFilteredReason", "content_filtered".to_owned());
+            self.push_message(reason);
+        }
+        // A task's status that is a refusal (BFL's `"status": "Content Moderated"` and
+        // "Request Moderated"), where an answer would be.
+        if let Some(Value::String(status)) = map.get("status") {
+            if status.len() <= 64 && concepts::refusal(&normalize(status)).is_some() {
+                self.has_error_envelope = true;
+                self.push_message(status);
+            }
         }
         // OpenAI refuses a structured answer in `refusal` (`message.refusal`, stream deltas'
         // `delta.refusal`; the Responses API's `response.refusal.delta` events); an empty or
@@ -378,17 +415,8 @@ impl Evidence {
             self.completion = content
                 .filter(|c| c.len() <= PLAIN_LINE_MAX)
                 .map(str::to_owned);
-        }
-        let filtered = map
-            .get("choices")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .take(MAX_ITEMS)
-            .any(|c| c.get("finish_reason").and_then(Value::as_str) == Some("content_filter"));
-        if filtered {
-            self.has_error_envelope = true;
-            self.push_code("finish_reason", "content_filter".to_owned());
+            self.unsigned_completion =
+                self.completion.is_some() && !map.contains_key("id") && !map.contains_key("usage");
         }
         // Gemini answers 200 with `promptFeedback.blockReason` and no candidates when it blocks
         // a prompt.
@@ -435,11 +463,19 @@ impl Evidence {
             }
         }
         for field in ["message", "Message", "msg", "detail"] {
-            if let Some(Value::String(message)) = error.get(field) {
-                self.push_message(message);
-                if let Some(code) = leading_code(message) {
-                    self.push_code("message.code", code.to_owned());
+            match error.get(field) {
+                Some(Value::String(message)) => {
+                    self.push_message(message);
+                    if let Some(code) = leading_code(message) {
+                        self.push_code("message.code", code.to_owned());
+                    }
                 }
+                // LiteLLM's guardrails put an object in `message` (`{"error": "Violated
+                // guardrail policy", ...}`): read as a body of its own.
+                Some(Value::Object(inner)) if depth < MAX_NESTING => {
+                    self.read_object(inner, depth + 1);
+                }
+                _ => {}
             }
         }
         // Relays that move the upstream's reason into `param` ("message": "Param Incorrect",
@@ -556,6 +592,102 @@ impl Evidence {
 /// The code under `key` of an envelope whose code 0 means success, when it is another code.
 fn failing_code(envelope: &Map<String, Value>, key: &str) -> Option<String> {
     envelope.get(key).and_then(code_text).filter(|c| c != "0")
+}
+
+/// The documented stop reasons with which providers end an answer they refused or cut for
+/// safety (lowercase): Anthropic `refusal`; OpenAI, Azure, Moonshot and Ark `content_filter`;
+/// Zhipu's and Hunyuan's `sensitive`; Gemini's `SAFETY`, `PROHIBITED_CONTENT`, `BLOCKLIST`,
+/// `SPII`, `RECITATION` and their image kinds; Bedrock Converse `guardrail_intervened` and
+/// `content_filtered` (also Stability's); Cohere v1 `ERROR_TOXIC`. `stop`, `length`,
+/// `max_tokens`, `OTHER`, ... are not refusals.
+const REFUSED_STOPS: &[&str] = &[
+    "refusal",
+    "content_filter",
+    "content_filtered",
+    "sensitive",
+    "safety",
+    "prohibited_content",
+    "blocklist",
+    "spii",
+    "recitation",
+    "image_safety",
+    "image_prohibited_content",
+    "image_recitation",
+    "guardrail_intervened",
+    "error_toxic",
+];
+
+/// The refusal a 200 answer ends with, as (field, stop reason), wherever a provider puts its
+/// stop reason: `stop_reason` (Anthropic; `delta.stop_reason` in a stream), `stopReason`
+/// (Bedrock Converse; `messageStop.stopReason` in a stream), `finish_reason` of `choices`
+/// (OpenAI-compatible; `output.choices` for DashScope, top level for Cohere v1),
+/// `finishReason` of `candidates` (Gemini), `FinishReason` of `Choices` (Hunyuan, inside
+/// `Response`), `incomplete_details.reason` (OpenAI Responses, also inside `response`), and
+/// Bedrock InvokeModel's `amazon-bedrock-guardrailAction: INTERVENED`.
+fn refused_stop(map: &Map<String, Value>) -> Option<(&'static str, &str)> {
+    fn refused(v: Option<&Value>) -> Option<&str> {
+        v.and_then(Value::as_str)
+            .filter(|r| REFUSED_STOPS.iter().any(|s| r.eq_ignore_ascii_case(s)))
+    }
+    fn in_list<'a>(list: Option<&'a Value>, field: &str) -> Option<&'a str> {
+        list.and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .take(MAX_ITEMS)
+            .find_map(|c| refused(c.get(field)))
+    }
+    let singles: [(&'static str, Option<&Value>); 6] = [
+        ("stop_reason", map.get("stop_reason")),
+        (
+            "stop_reason",
+            map.get("delta").and_then(|d| d.get("stop_reason")),
+        ),
+        ("stopReason", map.get("stopReason")),
+        (
+            "stopReason",
+            map.get("messageStop").and_then(|m| m.get("stopReason")),
+        ),
+        ("finish_reason", map.get("finish_reason")),
+        (
+            "incomplete_details.reason",
+            map.get("incomplete_details")
+                .or_else(|| {
+                    map.get("response")
+                        .and_then(|r| r.get("incomplete_details"))
+                })
+                .and_then(|d| d.get("reason")),
+        ),
+    ];
+    if let Some(found) = singles
+        .into_iter()
+        .find_map(|(field, v)| refused(v).map(|r| (field, r)))
+    {
+        return Some(found);
+    }
+    let lists: [(&'static str, Option<&Value>, &str); 4] = [
+        ("finish_reason", map.get("choices"), "finish_reason"),
+        (
+            "finish_reason",
+            map.get("output").and_then(|o| o.get("choices")),
+            "finish_reason",
+        ),
+        ("finishReason", map.get("candidates"), "finishReason"),
+        (
+            "FinishReason",
+            map.get("Response").and_then(|r| r.get("Choices")),
+            "FinishReason",
+        ),
+    ];
+    if let Some(found) = lists
+        .into_iter()
+        .find_map(|(name, list, field)| in_list(list, field).map(|r| (name, r)))
+    {
+        return Some(found);
+    }
+    map.get("amazon-bedrock-guardrailAction")
+        .and_then(Value::as_str)
+        .filter(|a| a.eq_ignore_ascii_case("intervened"))
+        .map(|_| ("amazon-bedrock-guardrailAction", "guardrail_intervened"))
 }
 
 fn code_text(value: &Value) -> Option<String> {

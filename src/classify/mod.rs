@@ -384,6 +384,17 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
 /// "200 OK but actually an error" that way, and no completion is one line of plain text.
 fn plain_soft_error(status: u16, evidence: &Evidence) -> Decision {
     let ok = || (ErrorClass::Ok, format!("status={status}"));
+    // A gateway's block sent as a 200 completion that no model wrote.
+    if evidence.unsigned_completion {
+        let refused = evidence
+            .completion
+            .as_deref()
+            .and_then(|text| concepts::refusal(&evidence::normalize(text)));
+        if let Some(r) = refused {
+            let reason = format!("status={status}, a completion without id or usage, {r}");
+            return (ErrorClass::ContentPolicy, reason);
+        }
+    }
     if !evidence.plain_line {
         return ok();
     }
@@ -1019,6 +1030,16 @@ const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
     ("prohibited_content", ErrorClass::ContentPolicy),
     ("refusal", ErrorClass::ContentPolicy), // Anthropic `stop_reason`
     ("blocklist", ErrorClass::ContentPolicy),
+    // Stop reasons of refused answers (`evidence::REFUSED_STOPS`).
+    ("content_filtered", ErrorClass::ContentPolicy),
+    ("sensitive", ErrorClass::ContentPolicy),
+    ("spii", ErrorClass::ContentPolicy),
+    ("recitation", ErrorClass::ContentPolicy),
+    ("image_safety", ErrorClass::ContentPolicy),
+    ("image_prohibited_content", ErrorClass::ContentPolicy),
+    ("image_recitation", ErrorClass::ContentPolicy),
+    ("guardrail_intervened", ErrorClass::ContentPolicy),
+    ("error_toxic", ErrorClass::ContentPolicy),
     ("1301", ErrorClass::ContentPolicy), // Zhipu: unsafe content
     // Credentials.
     ("invalid_api_key", ErrorClass::Auth),
@@ -1350,6 +1371,10 @@ fn indicative_phrase(evidence: &Evidence) -> Option<Decision> {
                 "no handler found",
                 "unsupported parameter",
                 "unrecognized request argument",
+                // A field's value outside its range ("batchSize value of 251 but the supported
+                // range is ..."); a requested output above the model's is read before.
+                "supported range",
+                "valid range",
                 "invalid json",
                 "malformed",
             ],

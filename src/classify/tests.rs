@@ -2031,3 +2031,126 @@ fn refusal_fields_descriptions_and_completions_under_an_error_status() {
         assert_eq!(v.class, want, "{body}: {}", v.reason);
     }
 }
+
+#[wasm_bindgen_test(unsupported = test)]
+fn refused_stop_reasons_wherever_a_provider_puts_them() {
+    use ErrorClass::*;
+    let cases: &[(&str, ErrorClass)] = &[
+        // Gemini: a candidate stopped for safety (partial text and all), and the other kinds.
+        (r#"{"candidates":[{"content":{"parts":[{"text":"Sure"}],"role":"model"},"finishReason":"SAFETY","index":0}]}"#, ContentPolicy),
+        (r#"{"candidates":[{"finishReason":"PROHIBITED_CONTENT"}]}"#, ContentPolicy),
+        (r#"{"candidates":[{"finishReason":"RECITATION"}]}"#, ContentPolicy),
+        (r#"{"candidates":[{"finishReason":"IMAGE_SAFETY"}]}"#, ContentPolicy),
+        (r#"{"candidates":[{"content":{"parts":[{"text":"Hi"}]},"finishReason":"STOP"}]}"#, Ok),
+        (r#"{"candidates":[{"content":{"parts":[{"text":"Hi"}]},"finishReason":"MAX_TOKENS"}]}"#, Ok),
+        // A Gemini stream's last chunk.
+        ("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"I\"}]}}]}\r\n\r\ndata: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"\"}]},\"finishReason\":\"SAFETY\"}]}\r\n\r\n", ContentPolicy),
+        // Bedrock Converse, its stream, and InvokeModel with a guardrail.
+        (r#"{"output":{"message":{"role":"assistant","content":[{"text":"Sorry, the model cannot answer this question."}]}},"stopReason":"guardrail_intervened","usage":{"inputTokens":10}}"#, ContentPolicy),
+        ("event: messageStop\ndata: {\"messageStop\":{\"stopReason\":\"content_filtered\"}}\n\n", ContentPolicy),
+        (r#"{"output":{"message":{"role":"assistant","content":[{"text":"Hi"}]}},"stopReason":"end_turn"}"#, Ok),
+        (r#"{"amazon-bedrock-guardrailAction":"INTERVENED","outputs":[{"text":"Sorry."}]}"#, ContentPolicy),
+        (r#"{"amazon-bedrock-guardrailAction":"NONE","outputs":[{"text":"Hi"}]}"#, Ok),
+        // Zhipu's `sensitive`, Hunyuan's inside `Response`, DashScope's `output.choices`.
+        (r#"{"id":"1","choices":[{"index":0,"finish_reason":"sensitive","message":{"role":"assistant","content":""}}]}"#, ContentPolicy),
+        (r#"{"Response":{"Choices":[{"FinishReason":"sensitive","Message":{"Role":"assistant","Content":""}}],"RequestId":"x"}}"#, ContentPolicy),
+        (r#"{"output":{"choices":[{"finish_reason":"content_filter","message":{"role":"assistant","content":""}}]},"request_id":"x"}"#, ContentPolicy),
+        // Cohere v1, OpenAI Responses (and the event that carries it).
+        (r#"{"text":"","generation_id":"x","finish_reason":"ERROR_TOXIC"}"#, ContentPolicy),
+        (r#"{"object":"response","status":"incomplete","incomplete_details":{"reason":"content_filter"},"output":[]}"#, ContentPolicy),
+        ("event: response.incomplete\ndata: {\"type\":\"response.incomplete\",\"response\":{\"status\":\"incomplete\",\"incomplete_details\":{\"reason\":\"content_filter\"}}}\n\n", ContentPolicy),
+        (r#"{"object":"response","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[]}"#, Ok),
+        // What Vertex's media models withheld; a task whose status is a refusal (BFL).
+        (r#"{"name":"operations/1","done":true,"response":{"raiMediaFilteredCount":1,"raiMediaFilteredReasons":["Veo could not generate 1 videos based on the prompt provided."]}}"#, ContentPolicy),
+        (r#"{"predictions":[{"raiFilteredReason":"Your current safety filter threshold filtered out the generated image."}]}"#, ContentPolicy),
+        (r#"{"predictions":[{"bytesBase64Encoded":"iVBO","mimeType":"image/png"}]}"#, Ok),
+        (r#"{"id":"task-1","status":"Content Moderated","result":null}"#, ContentPolicy),
+        (r#"{"id":"task-1","status":"Ready","result":{"sample":"https://example.com/a.png"}}"#, Ok),
+    ];
+    for (body, want) in cases {
+        let v = answer(200, &[], body);
+        assert_eq!(v.class, *want, "{body}: {}", v.reason);
+    }
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn message_objects_counted_allowances_and_gateway_blocks() {
+    use ErrorClass::*;
+    let cases: &[(u16, &str, ErrorClass)] = &[
+        // LiteLLM's guardrails: an object in `message`, read as a body of its own.
+        (
+            400,
+            r#"{"error":{"message":{"error":"Violated guardrail policy","guard_response":{"action":"block"}},"type":"None","param":"None","code":"400"}}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"message":{"error":"Content blocked: weapons category phrase detected (severity: high)","category":"weapons"},"code":"400"}}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"message":{"error":"Invalid value for 'temperature'"},"code":"400"}}"#,
+            BadRequest,
+        ),
+        // A counted allowance is exhausted, whatever the status; a count over a bound is a size.
+        (
+            401,
+            r#"{"error":{"code":"","message":"[sk-abc] Token count has been exhausted token.RemainCount = 0","type":"relay_error"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"Your call count has run out for this key."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Token count exceeds the maximum of 8192 for this model."}}"#,
+            ContextOverflow,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Request count exhausted for this minute, retry in 20 seconds."}}"#,
+            RateLimited,
+        ),
+        // A gateway's block as a 200 completion that no model wrote (no `id`, no `usage`); a
+        // model's completion saying the same is an answer.
+        (
+            200,
+            r#"{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Request blocked by Lakera Guard. Flagged categories: prompt_attack"},"finish_reason":"stop"}]}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Request blocked by Lakera Guard. Flagged categories: prompt_attack"},"finish_reason":"stop"}],"usage":{"total_tokens":9}}"#,
+            Ok,
+        ),
+        (
+            200,
+            r#"{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Hello! How can I help?"},"finish_reason":"stop"}]}"#,
+            Ok,
+        ),
+        // Prompt-attack detectors.
+        (
+            400,
+            r#"{"success":false,"error":{"code":"PROMPT_THREAT_DETECTED","message":"Prompt threat detected. Your request cannot be processed."}}"#,
+            ContentPolicy,
+        ),
+        // A field's value outside its range; a requested output above the model's is a size.
+        (
+            400,
+            r#"{"error":{"message":"Unable to submit request because it has a batchSize value of 251 but the supported range is from 1 (inclusive) to 251 (exclusive). Update the value and try again."}}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"the valid range of max_tokens is [1, 393216]"}}"#,
+            ContextOverflow,
+        ),
+    ];
+    for (status, body, want) in cases {
+        let v = answer(*status, &[], body);
+        assert_eq!(v.class, *want, "{body}: {}", v.reason);
+    }
+}
