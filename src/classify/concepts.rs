@@ -437,6 +437,12 @@ fn first<'a>(message: &str, words: &'a [&'a str]) -> Option<&'a str> {
     })
 }
 
+/// `concept <name> "<a word>" + "<b word>"` when a word of `a` is near a word of `b`.
+fn named_pair(message: &str, a: &[&str], b: &[&str], name: &str) -> Option<String> {
+    let (x, y) = near(message, a, b)?;
+    Some(format!("concept {name} \"{x}\" + \"{y}\""))
+}
+
 /// A word of `a` and a word of `b` within [`NEAR`] bytes of each other. Each word is looked for
 /// once: the words of `a` first (usually none is there), then those of `b`.
 fn near<'a>(message: &str, a: &'a [&'a str], b: &'a [&'a str]) -> Option<(&'a str, &'a str)> {
@@ -517,14 +523,20 @@ pub fn quota(message: &str) -> Option<String> {
     if first(message, SHORT_WINDOW).is_some() || message.contains("load balanc") {
         return None;
     }
+    // "You have exceeded the rate limit for your subscription tier": a rate, however billed.
+    if ["rate limit", "rate-limit", "ratelimit"]
+        .iter()
+        .any(|r| has_phrase(message, r))
+    {
+        return None;
+    }
     if let Some((billing, shortage)) = near(message, BILLING, SHORTAGE) {
         return Some(format!("concept billing \"{billing}\" + \"{shortage}\""));
     }
     if let Some((plan, lapsed)) = near(message, PLAN, LAPSED) {
         return Some(format!("concept plan \"{plan}\" + \"{lapsed}\""));
     }
-    let (pay, what) = near(message, PAY, PAID_FOR)?;
-    Some(format!("concept pay \"{pay}\" + \"{what}\""))
+    named_pair(message, PAY, PAID_FOR, "pay")
 }
 
 /// Asking again.
@@ -597,8 +609,7 @@ const SAMPLING: &[&str] = &[
 /// A sampling parameter the model refuses: the same model serves the request without it, so it
 /// is a bad request whatever model word and missing word stand beside it.
 pub fn parameter_refused(message: &str) -> Option<String> {
-    let (parameter, missing) = near(message, SAMPLING, MISSING)?;
-    Some(format!("concept parameter \"{parameter}\" + \"{missing}\""))
+    named_pair(message, SAMPLING, MISSING, "parameter")
 }
 
 /// Not done by it.
@@ -862,8 +873,7 @@ pub fn geo_blocked(message: &str) -> Option<String> {
     if has_phrase(message, "billing") {
         return None;
     }
-    let (geo, not_served) = near(message, GEO, NOT_SERVED)?;
-    Some(format!("concept place \"{geo}\" + \"{not_served}\""))
+    named_pair(message, GEO, NOT_SERVED, "place")
 }
 
 /// A model kept for another plan ("Model requires a Pro subscription"): another model serves.
@@ -880,14 +890,17 @@ fn model_needs_plan(message: &str) -> Option<String> {
 pub fn too_large(message: &str) -> Option<String> {
     // "Invalid token in prompt: 123456. Minimum value is 0, maximum value is 100257": the range
     // of a value, not the size of a prompt.
+    // "Processing time exceeded the model timeout length": a time, not a size.
     if first(message, RATE_WINDOW).is_some()
         || first(message, BILLING).is_some()
         || has_phrase(message, "minimum value")
+        || ["timeout", "timed out", "took too long"]
+            .iter()
+            .any(|t| has_phrase(message, t))
     {
         return None;
     }
-    let (size, excess) = near(message, SIZE, EXCESS)?;
-    Some(format!("concept size \"{size}\" + \"{excess}\""))
+    named_pair(message, SIZE, EXCESS, "size")
 }
 
 /// A gateway's content guard.
@@ -910,8 +923,7 @@ pub fn refusal(message: &str) -> Option<String> {
     if let Some((safety, content)) = near(message, SAFETY, CONTENT) {
         return Some(format!("concept safety \"{safety}\" + \"{content}\""));
     }
-    let (guard, acted) = near(message, GUARDRAIL, GUARD_ACTED)?;
-    Some(format!("concept guard \"{guard}\" + \"{acted}\""))
+    named_pair(message, GUARDRAIL, GUARD_ACTED, "guard")
 }
 
 /// What proves who the caller is.
@@ -1033,8 +1045,7 @@ pub fn account_blocked(message: &str) -> Option<String> {
     if first(message, RATE_WINDOW).is_some() || first(message, BILLING).is_some() {
         return None;
     }
-    let (holder, blocked) = near(message, HOLDER, BLOCKED)?;
-    Some(format!("concept holder \"{holder}\" + \"{blocked}\""))
+    named_pair(message, HOLDER, BLOCKED, "holder")
 }
 
 /// A caller without the right to what it asked ("No permission to access data", "没有权限"):
@@ -1047,6 +1058,7 @@ const NO_PERMISSION: &[&str] = &[
     "don't have permission",
     "insufficient permission",
     "insufficient permissions",
+    "not enough permissions",
     "lacks permission",
     "missing permission",
     "没有权限",
@@ -1071,6 +1083,56 @@ pub fn permission_denied(message: &str) -> Option<String> {
     }
     let words = first(message, NO_PERMISSION)?;
     Some(format!("concept permission \"{words}\""))
+}
+
+/// A field or the shape of a request, in the languages whose messages name it without an
+/// English code ("用户参数值有错误", "消息格式有错误", "パラメーターのエラー").
+const REQUEST_FIELD: &[&str] = &[
+    "参数",
+    "參數",
+    "格式",
+    "パラメータ",
+    "パラメーター",
+    "파라미터",
+    "매개변수",
+    "형식",
+];
+
+/// Wrong.
+const WRONG: &[&str] = &[
+    "错误",
+    "錯誤",
+    "有误",
+    "有誤",
+    "异常",
+    "異常",
+    "不合法",
+    "非法",
+    "无效",
+    "無效",
+    "エラー",
+    "不正",
+    "오류",
+    "잘못",
+];
+
+/// A wrong field or shape of the request.
+pub fn bad_field(message: &str) -> Option<String> {
+    named_pair(message, REQUEST_FIELD, WRONG, "field")
+}
+
+/// A valid key without the right to the model it asked for ("API key is valid, but does not
+/// have permission to call the requested model"): another model may serve.
+pub fn model_permission_denied(message: &str) -> Option<String> {
+    const THE_MODEL: &[&str] = &[
+        "the requested model",
+        "this model",
+        "the model",
+        "that model",
+    ];
+    permission_denied(message)?;
+    let model = first(message, THE_MODEL)?;
+    Some(format!("concept permission to \"{model}\""))
 }
 
 /// Word families of codes nobody listed (`FreeUsageLimitError`, `BudgetExceeded`,
@@ -1302,8 +1364,7 @@ pub fn capacity(message: &str) -> Option<String> {
     if let Some(w) = first(message, CAPACITY) {
         return Some(format!("concept capacity \"{w}\""));
     }
-    let (absent, pool) = near(message, ABSENT, POOL)?;
-    Some(format!("concept capacity \"{absent}\" + \"{pool}\""))
+    named_pair(message, ABSENT, POOL, "capacity")
 }
 
 /// A quota stop in any message (checked before codes: a quota stop read as anything retryable
@@ -1316,13 +1377,15 @@ pub fn quota_in(messages: &[String]) -> Option<String> {
 /// large, a refusal.
 pub fn class_of(messages: &[String]) -> Option<(ErrorClass, String)> {
     type Reader = fn(&str) -> Option<String>;
-    const ORDER: [(Reader, ErrorClass); 6] = [
+    const ORDER: [(Reader, ErrorClass); 8] = [
         (model_missing, ErrorClass::ModelUnavailable),
         (too_large, ErrorClass::ContextOverflow),
         (refusal, ErrorClass::ContentPolicy),
         (credential_rejected, ErrorClass::Auth),
         (account_blocked, ErrorClass::Auth),
+        (model_permission_denied, ErrorClass::ModelUnavailable),
         (permission_denied, ErrorClass::Auth),
+        (bad_field, ErrorClass::BadRequest),
     ];
     ORDER
         .iter()

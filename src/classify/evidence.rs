@@ -327,7 +327,10 @@ impl Evidence {
         let has_text = ["msg", "message"]
             .iter()
             .any(|k| map.get(*k).is_some_and(Value::is_string));
-        if failed_code && has_text {
+        // `{"status": "434", "msg": "Access to the current AK has been blocked ..."}` (iFlow
+        // inside a 200): an error status in the body's own `status`.
+        let failed_status = map.get("status").and_then(http_status).is_some();
+        if (failed_code || failed_status) && has_text {
             self.has_error_envelope = true;
         }
         // `{"code": 24, "description": "可能包含敏感词"}` (midjourney-proxy, Telegram-style APIs).
@@ -341,7 +344,7 @@ impl Evidence {
         if map.len() == 1 && map.get("message").is_some_and(Value::is_string) {
             self.has_error_envelope = true;
         }
-        for field in ["code", "error_code", "error_type", "status"] {
+        for field in ["code", "error_code", "error_type", "status", "__type"] {
             if let Some(code) = map.get(field).and_then(code_text) {
                 self.push_code(static_field(field), code);
             }
@@ -772,6 +775,7 @@ fn static_field(field: &str) -> &'static str {
         "code" => "code",
         "error_code" => "error_code",
         "error_type" => "error_type",
+        "__type" => "__type",
         _ => "status",
     }
 }

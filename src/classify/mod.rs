@@ -363,7 +363,13 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
     if let Some(decision) = strong {
         return Settled::Strong(decision, None);
     }
+    let timeout_status = matches!(answer.status, 408 | 504 | 524);
     let (prior, basis) = match generic_code(evidence) {
+        // "Something failed on our side" (`server_error`) under a 504 says less than the 504.
+        Some((ErrorClass::Overloaded, _)) if timeout_status => (
+            status_prior(answer.status, evidence),
+            learned::Basis::Status,
+        ),
         Some(d) => (
             not_found_path(d, answer.status, evidence),
             learned::Basis::GenericCode,
@@ -662,6 +668,20 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
     if let Some(p) = phrase_in(evidence, CONTEXT) {
         return Some((ErrorClass::ContextOverflow, p));
     }
+    if let Some(p) = evidence
+        .messages
+        .iter()
+        .find_map(|m| request_above_limit(m))
+    {
+        return Some((ErrorClass::ContextOverflow, p));
+    }
+    // A limit on the caller's own requests in flight, whatever code carries it (Kimi's
+    // `permission_error`): a wait helps. (A relay's "负载已饱和" is not read here: one-api
+    // rewrites every upstream 429 to it and keeps the upstream's code, `billing_not_active`
+    // or `insufficient_quota`, which tells more.)
+    if let Some(p) = phrase_in(evidence, CONCURRENCY) {
+        return Some((ErrorClass::RateLimited, p));
+    }
     if let Some(p) = phrase_in(evidence, CONTENT) {
         return Some((ErrorClass::ContentPolicy, p));
     }
@@ -674,6 +694,36 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
         return Some((ErrorClass::Timeout, p));
     }
     model_missing(evidence)
+}
+
+/// Limits on the caller's requests in flight.
+const CONCURRENCY: &[&str] = &[
+    "concurrent request limit",
+    "concurrent requests limit",
+    "concurrency limit",
+    "too many concurrent requests",
+];
+
+/// One request larger than the whole window's limit ("on tokens per minute (TPM): Limit 7000,
+/// Used 0, Requested 7895"): no wait lets it through, a model with a larger limit might.
+fn request_above_limit(message: &str) -> Option<String> {
+    let limit = number_after(message, "limit")?;
+    let requested = number_after(message, "requested")?;
+    (requested > limit).then(|| format!("message \"requested {requested}\" > \"limit {limit}\""))
+}
+
+/// The number that follows `word` (after spaces, `:`, `~`, `=`), thousands separators and all.
+fn number_after(message: &str, word: &str) -> Option<u64> {
+    word_offsets(message, word).find_map(|at| {
+        let rest = message.get(at + word.len()..)?;
+        let rest = rest.trim_start_matches([' ', ':', '~', '=']);
+        let digits: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == ',')
+            .filter(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok()
+    })
 }
 
 /// A web framework's own "no such route" page, whatever status a gateway wraps it in
@@ -1022,6 +1072,7 @@ const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
     ("string_above_max_length", ErrorClass::ContextOverflow),
     // Content policy.
     ("content_policy_violation", ErrorClass::ContentPolicy),
+    ("hooks_failed", ErrorClass::ContentPolicy), // Portkey: a guardrail's check failed
     ("content_filter", ErrorClass::ContentPolicy),
     ("responsibleaipolicyviolation", ErrorClass::ContentPolicy),
     ("data_inspection_failed", ErrorClass::ContentPolicy),
@@ -1226,7 +1277,13 @@ fn google_resource_exhausted(evidence: &Evidence, now_unix_ms: u64) -> Decision 
             format!("RESOURCE_EXHAUSTED, {p}"),
         );
     }
-    if let Some(p) = phrase_in(evidence, &["resource exhausted. please try again later"]) {
+    if let Some(p) = phrase_in(
+        evidence,
+        &[
+            "resource exhausted. please try again later",
+            "resource exhausted, please try again later",
+        ],
+    ) {
         // Vertex AI's shared (dynamic) capacity is exhausted, not the caller's quota.
         return (ErrorClass::Overloaded, format!("RESOURCE_EXHAUSTED, {p}"));
     }
@@ -1288,6 +1345,7 @@ fn indicative_phrase(evidence: &Evidence) -> Option<Decision> {
                 "速率限制",
                 "请求频率",
                 "请求过于频繁",
+                "流量受限",
                 "并发",
                 "超过限额",
             ],
@@ -1302,6 +1360,8 @@ fn indicative_phrase(evidence: &Evidence) -> Option<Decision> {
                 "capacity exhausted",
                 "capacity available",
                 "high demand",
+                "high load",
+                "high system load",
                 "model busy",
                 "is busy",
                 "saturated",
@@ -1309,18 +1369,8 @@ fn indicative_phrase(evidence: &Evidence) -> Option<Decision> {
                 "capacity exceeded",
                 "too busy",
                 "server is busy",
-                "temporarily unavailable",
-                "service unavailable",
-                "currently unavailable",
-                "bad gateway",
-                "internal server error",
-                "internal error",
-                "unable to process your request",
-                "experienced an error",
-                "error was encountered while running the model",
                 "访问量过大",
                 "繁忙",
-                "服务不可用",
             ],
             ErrorClass::Overloaded,
         ),
@@ -1357,6 +1407,11 @@ fn indicative_phrase(evidence: &Evidence) -> Option<Decision> {
                 "unauthorized",
                 "permission denied",
                 "access denied",
+                "ip whitelist",
+                "ip allowlist",
+                "ip白名单",
+                "blacklisted",
+                "黑名单",
                 "access terminated",
                 "invalid token",
                 "request not allowed",
@@ -1377,8 +1432,27 @@ fn indicative_phrase(evidence: &Evidence) -> Option<Decision> {
                 "valid range",
                 "invalid json",
                 "malformed",
+                "parameter error",
+                "参数错误",
             ],
             ErrorClass::BadRequest,
+        ),
+        // A failure on the provider's side that names no cause speaks last: "function
+        // execution timed out" under "internal error" is a timeout.
+        (
+            &[
+                "temporarily unavailable",
+                "service unavailable",
+                "currently unavailable",
+                "bad gateway",
+                "internal server error",
+                "internal error",
+                "unable to process your request",
+                "experienced an error",
+                "error was encountered while running the model",
+                "服务不可用",
+            ],
+            ErrorClass::Overloaded,
         ),
     ];
     let (class, phrase) = TABLE
@@ -1483,7 +1557,8 @@ fn by_status(status: u16, evidence: &Evidence) -> Decision {
             );
         }
         413 => ErrorClass::ContextOverflow,
-        451 => ErrorClass::ContentPolicy,
+        // 446: the guardrail status of API gateways (WSO2, Portkey `hooks_failed`, Bifrost).
+        446 | 451 => ErrorClass::ContentPolicy,
         500..=599 => ErrorClass::Overloaded,
         _ => ErrorClass::BadRequest,
     };

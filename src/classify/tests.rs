@@ -2154,3 +2154,125 @@ fn message_objects_counted_allowances_and_gateway_blocks() {
         assert_eq!(v.class, *want, "{body}: {}", v.reason);
     }
 }
+
+#[wasm_bindgen_test(unsupported = test)]
+fn specific_causes_before_generic_failures_and_more_documented_wordings() {
+    use ErrorClass::*;
+    let cases: &[(u16, &str, ErrorClass)] = &[
+        // A failure that names no cause speaks after one that does.
+        (
+            500,
+            "modal-http: internal error: function execution timed out",
+            Timeout,
+        ),
+        (
+            500,
+            r#"{"error":{"message":"Internal server error"}}"#,
+            Overloaded,
+        ),
+        // One request above the whole window's limit; within it, a wait helps.
+        (
+            429,
+            r#"{"error":{"message":"Rate limit reached for model `m` on tokens per minute (TPM): Limit 7000, Used 0, Requested 7895. Please try again in 7.67s.","type":"tokens","code":"rate_limit_exceeded"}}"#,
+            ContextOverflow,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Rate limit reached for model `m` on tokens per minute (TPM): Limit 7000, Used 6000, Requested 1,500. Please try again in 7.67s.","type":"tokens","code":"rate_limit_exceeded"}}"#,
+            RateLimited,
+        ),
+        // The caller's own requests in flight, whatever code carries them.
+        (
+            403,
+            r#"{"error":{"message":"You've reached your concurrent request limit. Please wait for your ongoing requests to finish and try again.","type":"permission_error"},"type":"error"}"#,
+            RateLimited,
+        ),
+        // An error status in a 200 body's own `status`.
+        (
+            200,
+            r#"{"status":"434","msg":"Access to the current AK has been blocked due to unauthorized requests","body":null}"#,
+            Auth,
+        ),
+        (
+            200,
+            r#"{"status":"200","msg":"success","body":{"text":"hi"}}"#,
+            Ok,
+        ),
+        // Gateways' guardrail status and Portkey's code.
+        (
+            446,
+            r#"{"error":{"message":"The guardrail checks defined in the config failed.","type":"hooks_failed"}}"#,
+            ContentPolicy,
+        ),
+        (446, r#"{"error":"blocked"}"#, ContentPolicy),
+        // A generic server code under a timeout status.
+        (
+            504,
+            r#"{"error":{"message":"服务端出现的问题，可以稍等重试","type":"server_error","code":null}}"#,
+            Timeout,
+        ),
+        (
+            503,
+            r#"{"error":{"message":"Backend timeout or service unavailable, often caused by high system load."}}"#,
+            Overloaded,
+        ),
+        (
+            429,
+            r#"{"error":{"code":429,"message":"Resource exhausted, please try again later.","status":"RESOURCE_EXHAUSTED"}}"#,
+            Overloaded,
+        ),
+        // A rate limit, however billed; a time, not a size.
+        (
+            429,
+            r#"{"message":"You have exceeded the rate limit for your subscription tier.","type":"rate_limit_error"}"#,
+            RateLimited,
+        ),
+        (
+            408,
+            r#"{"__type":"ModelTimeoutException","message":"Processing time exceeded the model timeout length."}"#,
+            Timeout,
+        ),
+        // A valid key without the right to one model; without the right at all.
+        (
+            403,
+            r#"{"error":{"message":"API key is valid, but does not have permission to call the requested model.","type":"invalid_request_error"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            403,
+            r#"{"code":7,"message":"Not enough permissions"}"#,
+            Auth,
+        ),
+        // IP allowlists and blacklists are the caller's credentials, whatever the status.
+        (
+            429,
+            r#"{"code":1304,"message":"触发平台的IP白名单策略"}"#,
+            Auth,
+        ),
+        (
+            200,
+            r#"{"header":{"code":10015,"message":"appid在黑名单中","sid":"x","status":2}}"#,
+            Auth,
+        ),
+        (
+            200,
+            r#"{"header":{"code":10007,"message":"用户流量受限:服务正在处理用户当前的问题","sid":"x","status":2}}"#,
+            RateLimited,
+        ),
+        // A wrong field or shape, named in Chinese or Japanese only.
+        (
+            200,
+            r#"{"header":{"code":10003,"message":"用户的消息格式有错误","sid":"x","status":2}}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"error":{"err_code":-10003,"message":"Parameter error.Plase check your request parameters.","message_jp":"パラメーターのエラーです。","type":"api_error"}}"#,
+            BadRequest,
+        ),
+    ];
+    for (status, body, want) in cases {
+        let v = answer(*status, &[], body);
+        assert_eq!(v.class, *want, "{body}: {}", v.reason);
+    }
+}

@@ -61,6 +61,10 @@ CASES = [
     ("acme-2", 400, {}, {"error": {"message": {"error": "Violated guardrail policy", "aporia_ai_response": {"action": "block", "revised_prompt": None, "revised_response": "Aporia detected and blocked PII", "explain_log": None}}, "type": "None", "param": "None", "code": "400"}}, "content_policy", None, True),
     ("acme-3", 401, {}, {"error": {"code": "", "message": "[sk-Nt7***Rs9] Token count has been exhausted token.RemainCount = 0 (request id: 20251222091730822062990moIbhLG4)", "type": "rix_api_error"}}, "quota_exhausted", None, True),
     ("acme-2", 400, {}, {"success": False, "error": {"code": "PROMPT_THREAT_DETECTED", "message": "Prompt threat detected. Your request cannot be processed.", "details": "See your Helicone request page for more info."}}, "content_policy", None, True),
+    # The eleventh round (round11_*): a concurrency limit under Kimi's `permission_error` at 403,
+    # an error status in a 200 body's own `status` (iFlow), and Portkey's guardrail status 446.
+    ("acme-2", 403, {}, {"error": {"message": "You've reached your concurrent request limit. Please wait for your ongoing requests to finish and try again.", "type": "permission_error"}, "type": "error"}, "rate_limited", None, False),
+    ("acme-3", 446, {}, {"error": {"message": "The guardrail checks defined in the config failed. You can find more information in the `hook_results` object.", "type": "hooks_failed", "param": None, "code": None}}, "content_policy", None, True),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
