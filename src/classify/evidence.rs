@@ -63,6 +63,8 @@ pub struct Evidence {
     /// Whether the whole body is one short line of plain text (no JSON, stream or page): what
     /// a relay sends as a "200 OK but actually an error" ("当前模型负载过高，请稍后再试").
     pub plain_line: bool,
+    /// Whether the body is an HTML page: a web server's or a proxy's, never a model's.
+    pub html_page: bool,
     /// The text of a chat completion's first choice (raw, when short): what a gateway that blocks a request as
     /// a completion ("Request contains forbidden content") says, read only under an error
     /// status (`classify::evidence_of`).
@@ -119,6 +121,7 @@ impl Evidence {
             return;
         }
         if let Some(title) = html_text(trimmed) {
+            self.html_page = depth == 0;
             self.push_message(&title);
             return;
         }

@@ -1549,8 +1549,9 @@ fn by_status(status: u16, evidence: &Evidence) -> Decision {
             );
         }
         // 413 is a prompt too large for the model, unless the message speaks of the HTTP body's
-        // bytes ("Request body too large. Maximum size is 50 MB"): no model takes that body.
-        413 if payload_limit(evidence) => {
+        // bytes ("Request body too large. Maximum size is 50 MB") or a web server's page says it
+        // (nginx's "413 Request Entity Too Large"): no model takes that body.
+        413 if evidence.html_page || payload_limit(evidence) => {
             return (
                 ErrorClass::BadRequest,
                 format!("status={status}, a body size limit"),

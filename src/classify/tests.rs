@@ -2276,3 +2276,15 @@ fn specific_causes_before_generic_failures_and_more_documented_wordings() {
         assert_eq!(v.class, *want, "{body}: {}", v.reason);
     }
 }
+
+#[wasm_bindgen_test(unsupported = test)]
+fn a_web_servers_413_page_is_a_body_size_limit() {
+    let nginx = "<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n<center><h1>413 Request Entity Too Large</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n";
+    assert_eq!(answer(413, &[], nginx).class, ErrorClass::BadRequest);
+    // A provider's JSON 413 that says nothing more is still a prompt too large for the model.
+    let provider = r#"{"error":{"code":413,"message":""}}"#;
+    assert_eq!(
+        answer(413, &[], provider).class,
+        ErrorClass::ContextOverflow
+    );
+}
