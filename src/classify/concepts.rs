@@ -822,10 +822,9 @@ fn used_in(messages: &[String], family: &[&str], used: &[&str], name: &str) -> O
     if messages.iter().any(rate) {
         return None;
     }
-    messages.iter().find_map(|m| {
-        let (word, gone) = near(m, family, used)?;
-        Some(format!("concept {name} \"{word}\" + \"{gone}\""))
-    })
+    messages
+        .iter()
+        .find_map(|m| named_pair(m, family, used, name))
 }
 
 /// What an account is granted, not a bound on a field ("quota", not "limit").

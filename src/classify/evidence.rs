@@ -670,23 +670,21 @@ fn refused_stop(map: &Map<String, Value>) -> Option<(&'static str, &str)> {
     {
         return Some(found);
     }
-    let lists: [(&'static str, Option<&Value>, &str); 4] = [
-        ("finish_reason", map.get("choices"), "finish_reason"),
+    let lists: [(&'static str, Option<&Value>); 4] = [
+        ("finish_reason", map.get("choices")),
         (
             "finish_reason",
             map.get("output").and_then(|o| o.get("choices")),
-            "finish_reason",
         ),
-        ("finishReason", map.get("candidates"), "finishReason"),
+        ("finishReason", map.get("candidates")),
         (
             "FinishReason",
             map.get("Response").and_then(|r| r.get("Choices")),
-            "FinishReason",
         ),
     ];
     if let Some(found) = lists
         .into_iter()
-        .find_map(|(name, list, field)| in_list(list, field).map(|r| (name, r)))
+        .find_map(|(field, list)| in_list(list, field).map(|r| (field, r)))
     {
         return Some(found);
     }

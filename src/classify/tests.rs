@@ -438,10 +438,7 @@ fn windows_without_reset_and_billing_words_make_stops() {
             ErrorClass::Overloaded,
         ),
     ];
-    for (status, body, want) in cases {
-        let v = answer(status, &[], body);
-        assert_eq!(v.class, want, "{body}: {}", v.reason);
-    }
+    assert_classes(&cases);
 }
 
 #[wasm_bindgen_test(unsupported = test)]
@@ -514,10 +511,7 @@ fn refusals_and_sizes_in_more_wordings() {
             ErrorClass::BadRequest,
         ),
     ];
-    for (status, body, want) in cases {
-        let v = answer(status, &[], body);
-        assert_eq!(v.class, want, "{body}: {}", v.reason);
-    }
+    assert_classes(&cases);
 }
 
 #[wasm_bindgen_test(unsupported = test)]
@@ -559,10 +553,7 @@ fn reasons_in_unusual_fields_are_read() {
             ErrorClass::RateLimited,
         ),
     ];
-    for (status, body, want) in cases {
-        let v = answer(status, &[], body);
-        assert_eq!(v.class, want, "{body}: {}", v.reason);
-    }
+    assert_classes(&cases);
 }
 
 #[wasm_bindgen_test(unsupported = test)]
@@ -590,10 +581,7 @@ fn rate_capacity_and_access_wordings_of_large_providers() {
             ErrorClass::ModelUnavailable,
         ),
     ];
-    for (status, body, want) in cases {
-        let v = answer(status, &[], body);
-        assert_eq!(v.class, want, "{body}: {}", v.reason);
-    }
+    assert_classes(&cases);
 }
 
 #[wasm_bindgen_test(unsupported = test)]
@@ -636,10 +624,7 @@ fn permissions_capabilities_gates_and_waits_of_hours_for_a_minute() {
             ErrorClass::RateLimited,
         ),
     ];
-    for (status, body, want) in cases {
-        let v = answer(status, &[], body);
-        assert_eq!(v.class, want, "{body}: {}", v.reason);
-    }
+    assert_classes(&cases);
     // A message that also says the thing may be missing leaves it to the other signals.
     let maybe_missing = answer(
         422,
@@ -1717,10 +1702,7 @@ fn weak_signals_yield_to_what_the_message_states() {
             RateLimited,
         ),
     ];
-    for (status, body, want) in cases {
-        let v = answer(*status, &[], body);
-        assert_eq!(v.class, *want, "{body}: {}", v.reason);
-    }
+    assert_classes(cases);
 }
 
 /// The learned tie-breaker only speaks where weak signals decided, names the tokens that
@@ -1982,10 +1964,7 @@ fn documented_codes_and_wordings() {
             ErrorClass::ModelUnavailable,
         ),
     ];
-    for (status, body, want) in cases {
-        let v = answer(status, &[], body);
-        assert_eq!(v.class, want, "{body}: {}", v.reason);
-    }
+    assert_classes(&cases);
 }
 
 #[wasm_bindgen_test(unsupported = test)]
@@ -2149,10 +2128,7 @@ fn message_objects_counted_allowances_and_gateway_blocks() {
             ContextOverflow,
         ),
     ];
-    for (status, body, want) in cases {
-        let v = answer(*status, &[], body);
-        assert_eq!(v.class, *want, "{body}: {}", v.reason);
-    }
+    assert_classes(cases);
 }
 
 #[wasm_bindgen_test(unsupported = test)]
@@ -2271,10 +2247,7 @@ fn specific_causes_before_generic_failures_and_more_documented_wordings() {
             BadRequest,
         ),
     ];
-    for (status, body, want) in cases {
-        let v = answer(*status, &[], body);
-        assert_eq!(v.class, *want, "{body}: {}", v.reason);
-    }
+    assert_classes(cases);
 }
 
 #[wasm_bindgen_test(unsupported = test)]
@@ -2287,4 +2260,12 @@ fn a_web_servers_413_page_is_a_body_size_limit() {
         answer(413, &[], provider).class,
         ErrorClass::ContextOverflow
     );
+}
+
+/// Each (status, body) reads as the class given, or the reason says why not.
+fn assert_classes(cases: &[(u16, &str, ErrorClass)]) {
+    for (status, body, want) in cases {
+        let v = answer(*status, &[], body);
+        assert_eq!(v.class, *want, "{body}: {}", v.reason);
+    }
 }
