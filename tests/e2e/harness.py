@@ -29,10 +29,27 @@ ENVOY_BIN = ROOT / ".venv/bin/envoy"
 SHIPPED_CONFIG = ROOT / "envoy/envoy.yaml"
 
 
+# Ports handed out below the kernel's ephemeral range (Linux: 32768-60999). A port taken from the
+# ephemeral range (`bind(0)`) is free only until someone binds it: between this check and Envoy's
+# own bind, any outgoing connection on the machine may take it as its source port, and Envoy then
+# exits with "Address already in use". Below the range only an explicit bind can take it.
+_PORT_LOW, _PORT_HIGH = 12000, 32767
+_next_port = _PORT_LOW + (os.getpid() * 7919) % (_PORT_HIGH - _PORT_LOW)
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port nothing listens on, never one handed out before by this process."""
+    global _next_port
+    for _ in range(_PORT_HIGH - _PORT_LOW):
+        port = _next_port
+        _next_port = _PORT_LOW if _next_port >= _PORT_HIGH else _next_port + 1
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError(f"no free loopback port in {_PORT_LOW}-{_PORT_HIGH}")
 
 
 def wait_for(check: Callable[[], bool], timeout: float, what: str) -> None:
