@@ -327,14 +327,19 @@ impl Evidence {
             ),
             _ => false,
         };
-        let has_text = ["msg", "message"]
+        let has_text = ["msg", "message", "errmsg", "detail"]
             .iter()
             .any(|k| map.get(*k).is_some_and(Value::is_string));
         // `{"status": "434", "msg": "Access to the current AK has been blocked ..."}` (iFlow
         // inside a 200): an error status in the body's own `status`.
         let failed_status = map.get("status").and_then(http_status).is_some();
-        if (failed_code || failed_status) && has_text {
+        if (failed_code || failed_status || says_failed(map)) && has_text {
             self.has_error_envelope = true;
+        }
+        // WeChat-style `{"errcode": 40001, "errmsg": "..."}` (0: success).
+        if let Some(code) = failing_code(map, "errcode") {
+            self.has_error_envelope = true;
+            self.push_code("errcode", code);
         }
         // `{"code": 24, "description": "可能包含敏感词"}` (midjourney-proxy, Telegram-style APIs).
         if failed_code {
@@ -343,8 +348,13 @@ impl Evidence {
                 self.push_message(description);
             }
         }
-        // Bedrock and Cohere errors are a lone `message`; no success body has that shape.
-        if map.len() == 1 && map.get("message").is_some_and(Value::is_string) {
+        // Bedrock and Cohere errors are a lone `message`, FastAPI's a lone `detail`; no success
+        // body has that shape.
+        if map.len() == 1
+            && ["message", "detail"]
+                .iter()
+                .any(|k| map.get(*k).is_some_and(Value::is_string))
+        {
             self.has_error_envelope = true;
         }
         for field in ["code", "error_code", "error_type", "status", "__type"] {
@@ -352,7 +362,14 @@ impl Evidence {
                 self.push_code(static_field(field), code);
             }
         }
-        for field in ["message", "error_msg", "msg", "detail", "errorMessage"] {
+        for field in [
+            "message",
+            "error_msg",
+            "msg",
+            "errmsg",
+            "detail",
+            "errorMessage",
+        ] {
             if let Some(Value::String(message)) = map.get(field) {
                 self.push_message(message);
             }
@@ -595,6 +612,24 @@ impl Evidence {
 }
 
 /// Codes are strings (`"insufficient_quota"`) or numbers (`1113`, `17`).
+/// Whether a body says in so many words that the call failed: `"success": false`, `"ok":
+/// false`, `"error": true`, `"status"` or `"result"` of `error`/`fail`/`failed`/`failure`.
+fn says_failed(map: &Map<String, Value>) -> bool {
+    let flag = |key: &str, failed: bool| map.get(key).and_then(Value::as_bool) == Some(failed);
+    let word = |key: &str| {
+        map.get(key).and_then(Value::as_str).is_some_and(|s| {
+            ["error", "fail", "failed", "failure"]
+                .iter()
+                .any(|w| s.eq_ignore_ascii_case(w))
+        })
+    };
+    flag("success", false)
+        || flag("ok", false)
+        || flag("error", true)
+        || word("status")
+        || word("result")
+}
+
 /// The code under `key` of an envelope whose code 0 means success, when it is another code.
 fn failing_code(envelope: &Map<String, Value>, key: &str) -> Option<String> {
     envelope.get(key).and_then(code_text).filter(|c| c != "0")

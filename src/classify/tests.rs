@@ -342,6 +342,61 @@ fn a_200_of_one_plain_line_that_speaks_of_an_error_is_one() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn a_200_body_that_says_it_failed_is_read_as_an_error() {
+    // `success: false`, `ok: false`, `error: true`, `status: "error"`, WeChat-style
+    // `errcode`/`errmsg` and FastAPI's lone `detail` are how APIs outside the model providers'
+    // own envelopes say a call failed; their message decides.
+    assert_classes(&[
+        (
+            200,
+            r#"{"success":false,"message":"Insufficient credits"}"#,
+            ErrorClass::QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"ok":false,"msg":"Rate limit reached, please slow down"}"#,
+            ErrorClass::RateLimited,
+        ),
+        (
+            200,
+            r#"{"error":true,"message":"Your account has run out of credits"}"#,
+            ErrorClass::QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"status":"Failed","message":"The model is overloaded"}"#,
+            ErrorClass::Overloaded,
+        ),
+        (
+            200,
+            r#"{"errcode":40001,"errmsg":"invalid credential"}"#,
+            ErrorClass::Auth,
+        ),
+        (
+            200,
+            r#"{"detail":"Not enough credits"}"#,
+            ErrorClass::QuotaExhausted,
+        ),
+        // The same fields saying success leave a success alone.
+        (
+            200,
+            r#"{"success":true,"message":"out of credits soon","data":{}}"#,
+            ErrorClass::Ok,
+        ),
+        (
+            200,
+            r#"{"errcode":0,"errmsg":"ok","data":1}"#,
+            ErrorClass::Ok,
+        ),
+        (
+            200,
+            r#"{"status":"completed","message":"rate limit docs","result":"done"}"#,
+            ErrorClass::Ok,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn codes_are_read_by_what_they_add_to_the_status() {
     // Volcengine Ark: a code spelling the status's name says less than the one beside it.
     let overload = answer(
@@ -1659,6 +1714,16 @@ fn weak_signals_yield_to_what_the_message_states() {
         (
             403,
             r#"{"error":{"message":"Your account has been suspended due to an unpaid balance."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Your organization has been suspended due to an unpaid invoice."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"message":"账户已停用：账单逾期未付"}"#,
             QuotaExhausted,
         ),
         (
