@@ -602,6 +602,11 @@ impl Evidence {
         let normalized = normalize(message);
         if !normalized.is_empty() && !self.messages.contains(&normalized) {
             self.messages.push(normalized);
+            // An exception's name speaks too ("raised ModelNotReady", "InsufficientQuotaError"):
+            // its words, split, are read as one more message.
+            if let Some(words) = camel_words(message) {
+                self.push_message(&words);
+            }
         }
     }
 
@@ -611,7 +616,6 @@ impl Evidence {
     }
 }
 
-/// Codes are strings (`"insufficient_quota"`) or numbers (`1113`, `17`).
 /// Whether a body says in so many words that the call failed: `"success": false`, `"ok":
 /// false`, `"error": true`, `"status"` or `"result"` of `error`/`fail`/`failed`/`failure`.
 fn says_failed(map: &Map<String, Value>) -> bool {
@@ -729,6 +733,7 @@ fn refused_stop(map: &Map<String, Value>) -> Option<(&'static str, &str)> {
         .map(|_| ("amazon-bedrock-guardrailAction", "guardrail_intervened"))
 }
 
+/// Codes are strings (`"insufficient_quota"`) or numbers (`1113`, `17`).
 fn code_text(value: &Value) -> Option<String> {
     match value {
         Value::String(s) if !s.is_empty() => Some(s.clone()),
@@ -831,6 +836,35 @@ fn looks_like_sse(text: &str) -> bool {
 
 fn looks_like_ndjson(text: &str) -> bool {
     text.starts_with('{') && text.contains("}\n{")
+}
+
+/// The CamelCase names in `message` split into words (`raised ModelNotReady>` -> `Model Not
+/// Ready`), when it has any: names of letters only, so a dotted or underscored code
+/// (`InternalError.Algo.InvalidParameter`, `GenerateContentRequest.safety_settings`) stays a code.
+fn camel_words(message: &str) -> Option<String> {
+    let mut out = String::new();
+    let names = message
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_'))
+        .filter(|w| w.bytes().all(|b| b.is_ascii_alphabetic()))
+        .filter(|w| {
+            w.as_bytes()
+                .windows(2)
+                .any(|p| p[0].is_ascii_lowercase() && p[1].is_ascii_uppercase())
+        });
+    for name in names {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        let mut lower = false;
+        for c in name.chars() {
+            if lower && c.is_ascii_uppercase() {
+                out.push(' ');
+            }
+            lower = c.is_ascii_lowercase();
+            out.push(c);
+        }
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 /// The readable text of an HTML error page: its `<title>`, else its first `<h1>`.

@@ -363,9 +363,15 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
     if let Some(decision) = strong {
         return Settled::Strong(decision, None);
     }
+    // "Something failed on our side" (`server_error`, "Upstream service unavailable") under a
+    // 504 says less than the 504.
     let timeout_status = matches!(answer.status, 408 | 504 | 524);
+    if !timeout_status {
+        if let Some(decision) = unnamed_failure(evidence) {
+            return Settled::Strong(decision, None);
+        }
+    }
     let (prior, basis) = match generic_code(evidence) {
-        // "Something failed on our side" (`server_error`) under a 504 says less than the 504.
         Some((ErrorClass::Overloaded, _)) if timeout_status => (
             status_prior(answer.status, evidence),
             learned::Basis::Status,
@@ -1437,23 +1443,6 @@ fn indicative_phrase(evidence: &Evidence) -> Option<Decision> {
             ],
             ErrorClass::BadRequest,
         ),
-        // A failure on the provider's side that names no cause speaks last: "function
-        // execution timed out" under "internal error" is a timeout.
-        (
-            &[
-                "temporarily unavailable",
-                "service unavailable",
-                "currently unavailable",
-                "bad gateway",
-                "internal server error",
-                "internal error",
-                "unable to process your request",
-                "experienced an error",
-                "error was encountered while running the model",
-                "服务不可用",
-            ],
-            ErrorClass::Overloaded,
-        ),
     ];
     let (class, phrase) = TABLE
         .iter()
@@ -1470,6 +1459,25 @@ fn indicative_phrase(evidence: &Evidence) -> Option<Decision> {
         ));
     }
     Some((class, phrase))
+}
+
+/// A failure on the provider's side that names no cause ("internal error", "service
+/// unavailable"): read after everything that names one ("function execution timed out" under
+/// "internal error" is a timeout).
+fn unnamed_failure(evidence: &Evidence) -> Option<Decision> {
+    const NO_CAUSE: &[&str] = &[
+        "temporarily unavailable",
+        "service unavailable",
+        "currently unavailable",
+        "bad gateway",
+        "internal server error",
+        "internal error",
+        "unable to process your request",
+        "experienced an error",
+        "error was encountered while running the model",
+        "服务不可用",
+    ];
+    phrase_in(evidence, NO_CAUSE).map(|p| (ErrorClass::Overloaded, p))
 }
 
 /// A code no list names, read by the words it is made of (`FreeUsageLimitError`). A code that
@@ -1560,7 +1568,8 @@ fn by_status(status: u16, evidence: &Evidence) -> Decision {
         413 => ErrorClass::ContextOverflow,
         // 446: the guardrail status of API gateways (WSO2, Portkey `hooks_failed`, Bifrost).
         446 | 451 => ErrorClass::ContentPolicy,
-        500..=599 => ErrorClass::Overloaded,
+        // 424 Failed Dependency: the server's own backend failed (TEI, Hugging Face endpoints).
+        424 | 500..=599 => ErrorClass::Overloaded,
         _ => ErrorClass::BadRequest,
     };
     (class, format!("status={status}"))

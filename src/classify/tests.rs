@@ -2252,6 +2252,40 @@ fn specific_causes_before_generic_failures_and_more_documented_wordings() {
             r#"{"error":{"message":"服务端出现的问题，可以稍等重试","type":"server_error","code":null}}"#,
             Timeout,
         ),
+        // ... and a failure that names no cause under one (Workers AI's 7009 at 504), while a
+        // named overload keeps its class.
+        (
+            504,
+            r#"{"result":null,"success":false,"errors":[{"code":7009,"message":"Upstream service unavailable"}],"messages":[]}"#,
+            Timeout,
+        ),
+        (
+            504,
+            r#"{"error":{"message":"The server is overloaded"}}"#,
+            Overloaded,
+        ),
+        (
+            500,
+            r#"{"error":{"message":"Upstream service unavailable"}}"#,
+            Overloaded,
+        ),
+        // 424 Failed Dependency: the server's own backend failed.
+        (
+            424,
+            r#"{"error":"Backend error: Inference error: CudaError","error_type":"Backend"}"#,
+            Overloaded,
+        ),
+        // An exception's CamelCase name speaks; a dotted code's parts do not.
+        (
+            200,
+            r#"{"error":{"msg":"RetryError[<Future state=finished raised ModelNotReady>]","type":"unknown"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"* GenerateContentRequest.safety_settings[4]: element predicate failed"}}"#,
+            BadRequest,
+        ),
         (
             503,
             r#"{"error":{"message":"Backend timeout or service unavailable, often caused by high system load."}}"#,
