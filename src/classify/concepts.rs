@@ -89,6 +89,17 @@ const SHORTAGE: &[&str] = &[
     "overdue",
     "past due",
     "unpaid",
+    // "Subscription inactive", "your plan was cancelled", "billing is disabled".
+    "inactive",
+    "not active",
+    "cancelled",
+    "canceled",
+    "disabled",
+    // "Your prepaid balance is 0.00 USD", "余额为0".
+    "0.00",
+    "zero",
+    "为0",
+    "為0",
     "逾期",
     "未付",
     "未支付",
@@ -845,6 +856,9 @@ const GRANT: &[&str] = &[
     "allowance",
     "allocation",
     "usage limit",
+    "usage cap",
+    "allotment",
+    "allotted",
     "credits",
     "配额",
     "配額",
@@ -865,7 +879,16 @@ pub fn grant_used_up_in(messages: &[String]) -> Option<String> {
 }
 
 /// What is counted out to a caller ("Token count has been exhausted", "call count used up").
-const COUNTED: &[&str] = &["count", "counts", "calls", "uses"];
+const COUNTED: &[&str] = &[
+    "count",
+    "counts",
+    "calls",
+    "uses",
+    "requests",
+    "messages",
+    "generations",
+    "queries",
+];
 
 /// Gone, as a grant is; a size is "exceeded" ("token count exceeds the maximum" is a prompt too
 /// large), never "exhausted".

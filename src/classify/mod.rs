@@ -323,9 +323,11 @@ fn allowance_over_weak(
                 .or_else(|| {
                     NO_RESET
                         .iter()
+                        .chain(LONG_WINDOW)
                         .find(|p| has_phrase(m, p))
                         .map(|p| p.to_string())
                 })
+                .or_else(|| period_limit_in(m))
                 .filter(|_| concepts::allowance_word_in(m))?;
             Some(format!("a {window} limit"))
         })
@@ -1447,8 +1449,12 @@ fn indicative_phrase(evidence: &Evidence) -> Option<Decision> {
     let (class, phrase) = TABLE
         .iter()
         .find_map(|(phrases, class)| phrase_in(evidence, phrases).map(|p| (*class, p)))?;
-    // "Invalid token in prompt: 123456": a token of text, not a credential.
-    if class == ErrorClass::Auth && evidence.messages.iter().any(|m| concepts::text_token(m)) {
+    // "Invalid token in prompt: 123456": a token of text, not a credential; "Token quota
+    // exhausted for this API key": the key names whose grant is used up.
+    if class == ErrorClass::Auth
+        && (evidence.messages.iter().any(|m| concepts::text_token(m))
+            || concepts::grant_used_up_in(&evidence.messages).is_some())
+    {
         return None;
     }
     // "Quota exceeded for ...tokens_per_minute...": a quota word of a short window is waited out.
@@ -1804,6 +1810,9 @@ const LONG_WINDOW: &[&str] = &[
     "이번 주",
     "for today",
     "session limit",
+    "本日",
+    "当天",
+    "오늘",
     "每周",
     "每日",
     "每天",

@@ -397,6 +397,77 @@ fn a_200_body_that_says_it_failed_is_read_as_an_error() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn stops_are_read_in_their_many_wordings() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A plan that lapsed or was cancelled, billing disabled, a balance of zero.
+        (
+            403,
+            r#"{"error":{"message":"Subscription inactive"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            401,
+            r#"{"error":{"message":"Your subscription has been cancelled"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Your prepaid balance is 0.00 USD"}}"#,
+            QuotaExhausted,
+        ),
+        (403, r#"{"message":"账户余额为0，请充值"}"#, QuotaExhausted),
+        // A grant capped, allotted, or counted in requests, messages, generations.
+        (429, r#"{"error":"Usage cap exceeded"}"#, QuotaExhausted),
+        (
+            429,
+            r#"{"detail":"You have exceeded your allotted usage"}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"You have run out of free generations"}}"#,
+            QuotaExhausted,
+        ),
+        // The key a grant belongs to is not an auth failure.
+        (
+            429,
+            r#"{"error":{"message":"Token quota exhausted for this API key"}}"#,
+            QuotaExhausted,
+        ),
+        // Today's limit, under a weak 403 or a 429.
+        (
+            403,
+            r#"{"error":{"message":"今日调用次数已达上限"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"本日の利用上限に達しました"}}"#,
+            QuotaExhausted,
+        ),
+        // Look-alikes: a disabled key or account, a pool, a rate.
+        (401, r#"{"error":{"message":"API key disabled"}}"#, Auth),
+        (
+            403,
+            r#"{"error":{"message":"Your account is disabled"}}"#,
+            Auth,
+        ),
+        (
+            503,
+            r#"{"error":{"message":"Connection pool exhausted"}}"#,
+            Overloaded,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Too many requests, please slow down"}}"#,
+            RateLimited,
+        ),
+        (401, r#"{"error":{"message":"Invalid API key"}}"#, Auth),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn codes_are_read_by_what_they_add_to_the_status() {
     // Volcengine Ark: a code spelling the status's name says less than the one beside it.
     let overload = answer(
