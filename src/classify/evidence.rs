@@ -849,7 +849,7 @@ fn camel_words(message: &str) -> Option<String> {
         .filter(|w| {
             w.as_bytes()
                 .windows(2)
-                .any(|p| p[0].is_ascii_lowercase() && p[1].is_ascii_uppercase())
+                .any(|p| matches!(p, [a, b] if a.is_ascii_lowercase() && b.is_ascii_uppercase()))
         });
     for name in names {
         if !out.is_empty() {
