@@ -659,6 +659,10 @@ const CAPABILITY: &[&str] = &[
     "chat completions",
     "chat completion",
     "messages api",
+    // "the requested model x does not support this api": the API the request called.
+    "this api",
+    "this endpoint",
+    "this operation",
     "vision",
     "image input",
     "images",
@@ -820,6 +824,12 @@ const RATE: &[&str] = &[
     "concurrent",
     "concurrency",
     "frequency",
+    // "LB bandwidth limit exceeded": bytes per second.
+    "bandwidth",
+    "带宽",
+    "頻寬",
+    "帯域",
+    "대역폭",
     "频率",
     "頻率",
     "并发",

@@ -464,6 +464,30 @@ fn stops_are_read_in_their_many_wordings() {
             RateLimited,
         ),
         (401, r#"{"error":{"message":"Invalid API key"}}"#, Auth),
+        // A limit of bandwidth is a rate, whatever its code.
+        (
+            429,
+            r#"{"code":"TooManyRequests","message":"LB bandwidth limit exceeded."}"#,
+            RateLimited,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn a_model_without_the_api_called_is_unavailable() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            400,
+            r#"{"error":{"code":"InvalidParameter","message":"The parameter `model` specified in the request are not valid: the requested model doubao-x does not support this api.","type":"BadRequest"}}"#,
+            ModelUnavailable,
+        ),
+        // A route that does not exist is a wrong path, whatever model.
+        (
+            404,
+            r#"{"error":{"message":"Unknown route POST /v1/chat"}}"#,
+            BadRequest,
+        ),
     ]);
 }
 
