@@ -327,7 +327,7 @@ impl Evidence {
             ),
             _ => false,
         };
-        let has_text = ["msg", "message", "errmsg", "detail"]
+        let has_text = ["msg", "message", "errmsg", "detail", "error_message"]
             .iter()
             .any(|k| map.get(*k).is_some_and(Value::is_string));
         // `{"status": "434", "msg": "Access to the current AK has been blocked ..."}` (iFlow
@@ -336,10 +336,13 @@ impl Evidence {
         if (failed_code || failed_status || says_failed(map)) && has_text {
             self.has_error_envelope = true;
         }
-        // WeChat-style `{"errcode": 40001, "errmsg": "..."}` (0: success).
-        if let Some(code) = failing_code(map, "errcode") {
-            self.has_error_envelope = true;
-            self.push_code("errcode", code);
+        // WeChat-style `{"errcode": 40001, "errmsg": "..."}`, `{"ret": -1, "msg": "..."}`,
+        // `{"errno": 2, ...}` (0: success).
+        for field in ["errcode", "ret", "errno"] {
+            if let Some(code) = failing_code(map, field) {
+                self.has_error_envelope = true;
+                self.push_code(field, code);
+            }
         }
         // `{"code": 24, "description": "可能包含敏感词"}` (midjourney-proxy, Telegram-style APIs).
         if failed_code {
@@ -369,6 +372,7 @@ impl Evidence {
             "errmsg",
             "detail",
             "errorMessage",
+            "error_message",
         ] {
             if let Some(Value::String(message)) = map.get(field) {
                 self.push_message(message);
@@ -427,6 +431,16 @@ impl Evidence {
         if refused {
             self.has_error_envelope = true;
             self.push_code("refusal", "refusal".to_owned());
+        }
+        // OpenRouter ends a stream that failed midway with `finish_reason: "error"`.
+        let failed_stop = choices
+            .into_iter()
+            .flatten()
+            .take(MAX_ITEMS)
+            .any(|c| c.get("finish_reason").and_then(Value::as_str) == Some("error"));
+        if failed_stop {
+            self.has_error_envelope = true;
+            self.push_code("finish_reason", "error".to_owned());
         }
         if self.completion.is_none() {
             let content = choices
@@ -616,8 +630,9 @@ impl Evidence {
     }
 }
 
-/// Whether a body says in so many words that the call failed: `"success": false`, `"ok":
-/// false`, `"error": true`, `"status"` or `"result"` of `error`/`fail`/`failed`/`failure`.
+/// Whether a body says in so many words that the call failed: `"success"`, `"ok"`, `"status"`
+/// or `"result"` of `false`, `"error": true`, `"status"`, `"state"` or `"result"` of
+/// `error`/`fail`/`failed`/`failure`.
 fn says_failed(map: &Map<String, Value>) -> bool {
     let flag = |key: &str, failed: bool| map.get(key).and_then(Value::as_bool) == Some(failed);
     let word = |key: &str| {
@@ -627,11 +642,11 @@ fn says_failed(map: &Map<String, Value>) -> bool {
                 .any(|w| s.eq_ignore_ascii_case(w))
         })
     };
-    flag("success", false)
-        || flag("ok", false)
+    ["success", "ok", "status", "result"]
+        .iter()
+        .any(|k| flag(k, false))
         || flag("error", true)
-        || word("status")
-        || word("result")
+        || ["status", "state", "result"].iter().any(|k| word(k))
 }
 
 /// The code under `key` of an envelope whose code 0 means success, when it is another code.
@@ -961,6 +976,8 @@ pub mod prefix {
         "Message",
         "msg",
         "error_msg",
+        "errmsg",
+        "error_message",
         "detail",
         "errorMessage",
         "error",

@@ -377,6 +377,27 @@ fn a_200_body_that_says_it_failed_is_read_as_an_error() {
             r#"{"detail":"Not enough credits"}"#,
             ErrorClass::QuotaExhausted,
         ),
+        (
+            200,
+            r#"{"status":false,"message":"Your credits are exhausted"}"#,
+            ErrorClass::QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"ret":-1,"msg":"model not found"}"#,
+            ErrorClass::ModelUnavailable,
+        ),
+        (
+            200,
+            r#"{"state":"error","error_message":"Worker crashed"}"#,
+            ErrorClass::Overloaded,
+        ),
+        // OpenRouter ends a stream that failed midway with `finish_reason: "error"`.
+        (
+            200,
+            "data: {\"choices\":[{\"delta\":{\"content\":\"\"},\"finish_reason\":\"error\"}]}\n\n",
+            ErrorClass::Overloaded,
+        ),
         // The same fields saying success leave a success alone.
         (
             200,
@@ -391,6 +412,16 @@ fn a_200_body_that_says_it_failed_is_read_as_an_error() {
         (
             200,
             r#"{"status":"completed","message":"rate limit docs","result":"done"}"#,
+            ErrorClass::Ok,
+        ),
+        (
+            200,
+            r#"{"ret":0,"msg":"ok","data":{"status":false}}"#,
+            ErrorClass::Ok,
+        ),
+        (
+            200,
+            "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\n",
             ErrorClass::Ok,
         ),
     ]);
