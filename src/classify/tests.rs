@@ -523,6 +523,77 @@ fn a_model_without_the_api_called_is_unavailable() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn refusals_models_and_keys_in_more_wordings() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // What a filter names: personal data, copyright, sex and violence.
+        (
+            400,
+            r#"{"error":{"message":"Detected PII in the prompt; request denied"}}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"copyrighted material detected"}}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"输入内容涉黄，请修改"}}"#,
+            ContentPolicy,
+        ),
+        // A model shut down, taken off the shelf, not served, warming up, with no provider.
+        (
+            400,
+            r#"{"error":{"message":"The model has been shut down"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"模型已下架"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"该模型暂不可用"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Model llama-3-70b is not served by this endpoint"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"No provider available for model x"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            503,
+            r#"{"error":{"message":"Model is warming up, please retry"}}"#,
+            ModelUnavailable,
+        ),
+        // ... but no capacity for a model is an overload.
+        (
+            503,
+            r#"{"error":{"message":"No available capacity was found for the model"}}"#,
+            Overloaded,
+        ),
+        // The Authorization header is a credential.
+        (
+            400,
+            r#"{"error":{"message":"Missing Authorization header"}}"#,
+            Auth,
+        ),
+        (
+            401,
+            r#"{"error":{"message":"Bearer token is invalid"}}"#,
+            Auth,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn codes_are_read_by_what_they_add_to_the_status() {
     // Volcengine Ark: a code spelling the status's name says less than the one beside it.
     let overload = answer(
