@@ -65,6 +65,13 @@ CASES = [
     # an error status in a 200 body's own `status` (iFlow), and Portkey's guardrail status 446.
     ("acme-2", 403, {}, {"error": {"message": "You've reached your concurrent request limit. Please wait for your ongoing requests to finish and try again.", "type": "permission_error"}, "type": "error"}, "rate_limited", None, False),
     ("acme-3", 446, {}, {"error": {"message": "The guardrail checks defined in the config failed. You can find more information in the `hook_results` object.", "type": "hooks_failed", "param": None, "code": None}}, "content_policy", None, True),
+    # The thirteenth and fourteenth rounds (round13_*, round14_*): a failure that names no cause
+    # under a 504 (Workers AI's 7009), TEI's 424 backend error, a load balancer's bandwidth
+    # limit (OCI), a model that does not support the API called (Volcengine Ark).
+    ("acme-3", 504, {}, {"result": None, "success": False, "errors": [{"code": 7009, "message": "Upstream service unavailable"}], "messages": []}, "timeout", None, False),
+    ("acme-3", 424, {}, {"error": "Backend error: Inference error: CublasError(CUBLAS_STATUS_NOT_SUPPORTED)", "error_type": "Backend"}, "overloaded", None, False),
+    ("acme-3", 429, {}, {"code": "TooManyRequests", "message": "LB bandwidth limit exceeded. Consider increasing the provisioned load balancer bandwidth to avoid these errors."}, "rate_limited", None, False),
+    ("acme-3", 400, {}, {"error": {"code": "InvalidParameter", "message": "The parameter `model` specified in the request are not valid: the requested model doubao-seed-translation-250915 does not support this api.. Request id: 021758597665010d293cb65206e2c080ed584821a0c5287848386", "param": "model", "type": "BadRequest"}}, "model_unavailable", None, True),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
