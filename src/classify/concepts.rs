@@ -228,6 +228,13 @@ const SIZE: &[&str] = &[
     "输入",
     "コンテキスト",
     "入力",
+    "トークン",
+    // "This conversation is too long, please start a new one".
+    "conversation",
+    "对话",
+    "對話",
+    "会話",
+    "대화",
     "컨텍스트",
     "입력",
     "토큰",

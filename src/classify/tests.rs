@@ -590,6 +590,28 @@ fn refusals_models_and_keys_in_more_wordings() {
             r#"{"error":{"message":"Bearer token is invalid"}}"#,
             Auth,
         ),
+        // A conversation too long, tokens over the limit in Japanese; a response that took
+        // too long.
+        (
+            400,
+            r#"{"error":{"message":"This conversation is too long, please start a new one"}}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"トークン数が上限を超えています"}}"#,
+            ContextOverflow,
+        ),
+        (
+            404,
+            r#"{"error":{"message":"Conversation not found"}}"#,
+            BadRequest,
+        ),
+        (
+            500,
+            r#"{"error":{"message":"Model response took longer than 300 seconds"}}"#,
+            Timeout,
+        ),
     ]);
 }
 
