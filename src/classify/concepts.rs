@@ -23,6 +23,8 @@ const BILLING: &[&str] = &[
     "credits",
     "billing",
     "payment",
+    "wallet",
+    "points",
     "invoice",
     "invoices",
     "funds",
@@ -51,6 +53,12 @@ const BILLING: &[&str] = &[
     "餘額",
     "欠费",
     "欠費",
+    "积分",
+    "積分",
+    "钱包",
+    "錢包",
+    "ポイント",
+    "포인트",
     "账单",
     "帳單",
     "請求書",
@@ -86,6 +94,10 @@ const SHORTAGE: &[&str] = &[
     "used up",
     "reached",
     "no remaining",
+    // "Your wallet is empty".
+    "empty",
+    // "プランでは上限に達しました".
+    "達し",
     "overdue",
     "past due",
     "unpaid",
@@ -528,6 +540,11 @@ const PAY: &[&str] = &[
     "buy credits",
     "purchase credits",
     "claim",
+    // "Please purchase a plan to continue", "请先购买套餐".
+    "purchase a",
+    "buy a",
+    "购买",
+    "購買",
     "top up",
     "top-up",
     "recharge",
@@ -540,6 +557,9 @@ const PAY: &[&str] = &[
 
 /// What is paid for.
 const PAID_FOR: &[&str] = &[
+    "plan",
+    "subscription",
+    "套餐",
     "credit",
     "credits",
     "usage",
@@ -584,6 +604,14 @@ pub fn quota(message: &str) -> Option<String> {
     }
     if let Some((plan, lapsed)) = near(message, PLAN, LAPSED) {
         return Some(format!("concept plan \"{plan}\" + \"{lapsed}\""));
+    }
+    // "This feature requires an active subscription": another account's plan serves (a model
+    // kept for a plan is `model_unavailable`, read where a model word is).
+    if first(message, MODEL).is_none() {
+        if let Some((requires, plan)) = near(message, REQUIRES, PLAN).filter(|(_, p)| *p != "terms")
+        {
+            return Some(format!("concept \"{requires}\" + plan \"{plan}\""));
+        }
     }
     named_pair(message, PAY, PAID_FOR, "pay")
 }
@@ -818,6 +846,7 @@ const USED_UP: &[&str] = &[
     "用完",
     "超出",
     "到達",
+    "達し",
     "초과",
     "소진",
 ];
@@ -912,6 +941,20 @@ const GRANT: &[&str] = &[
 pub fn grant_used_up_in(messages: &[String]) -> Option<String> {
     used_up_in(messages, GRANT, "grant")
         .or_else(|| used_in(messages, COUNTED, GONE, "counted allowance"))
+        .or_else(|| free_allowance_used_up(messages))
+}
+
+/// What is given away: a free allowance never refills within minutes.
+const FREE: &[&str] = &[
+    "free", "trial", "免费", "免費", "試用", "无料", "無料", "무료",
+];
+
+/// A free or trial allowance used up ("Limit of 5 free images reached"), when no message speaks
+/// of a rate or a short window.
+fn free_allowance_used_up(messages: &[String]) -> Option<String> {
+    let free = messages.iter().find_map(|m| first(m, FREE))?;
+    let used = used_up_in(messages, ALLOWANCE, "allowance")?;
+    Some(format!("{used}, \"{free}\""))
 }
 
 /// What is counted out to a caller ("Token count has been exhausted", "call count used up").

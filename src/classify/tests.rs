@@ -478,6 +478,64 @@ fn stops_are_read_in_their_many_wordings() {
             QuotaExhausted,
         ),
         // Look-alikes: a disabled key or account, a pool, a rate.
+        // Points and wallets, a plan to buy or needed, a free allowance used up, a plan's
+        // limit reached in Japanese.
+        (
+            400,
+            r#"{"error":{"message":"Not enough points to complete this request"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"Your wallet is empty"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"Please purchase a plan to continue using the API"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"请先购买套餐"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"This feature requires an active subscription"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"Limit of 5 free images reached"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"ご利用のプランでは上限に達しました"}}"#,
+            QuotaExhausted,
+        ),
+        // ... but a model kept for a plan, a free tier's rate, an empty field, terms to accept.
+        (
+            400,
+            r#"{"error":{"message":"This model requires a Pro subscription"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Free tier rate limit: 3 requests per minute reached"}}"#,
+            RateLimited,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"messages must not be empty"}}"#,
+            BadRequest,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"This action requires terms acceptance"}}"#,
+            Auth,
+        ),
         (401, r#"{"error":{"message":"API key disabled"}}"#, Auth),
         (
             403,
