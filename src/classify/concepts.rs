@@ -386,6 +386,11 @@ const SAFETY: &[&str] = &[
     "violating",
     "violation",
     "nsfw",
+    // "banned prompt: ...", "contains banned words" (an account banned is `auth`).
+    "banned prompt",
+    "banned word",
+    "banned words",
+    "banned content",
     // What a filter names: personal data, copyright, "involving porn/politics" (not topics
     // such as violence, which a completion may speak of).
     "pii",
@@ -1010,10 +1015,18 @@ pub fn too_large(message: &str) -> Option<String> {
         || ["timeout", "timed out", "took too long"]
             .iter()
             .any(|t| has_phrase(message, t))
+        // "batch size ... should not be larger than 20": a count of inputs per call.
+        || has_phrase(message, "batch size")
     {
         return None;
     }
-    named_pair(message, SIZE, EXCESS, "size")
+    let (size, excess) = near(message, SIZE, EXCESS)?;
+    // "The input has too many reference voices": too many of something, not of tokens.
+    const TOKENS: &[&str] = &["tokens", "token", "characters", "bytes", "トークン", "토큰"];
+    if excess == "too many" && first(message, TOKENS).is_none() {
+        return None;
+    }
+    Some(format!("concept size \"{size}\" + \"{excess}\""))
 }
 
 /// A gateway's content guard.
@@ -1045,6 +1058,13 @@ const CREDENTIAL: &[&str] = &[
     "api-key",
     "apikey",
     "access token",
+    // What signs a web client in: "登录失效", "login expired", "cookie invalid".
+    "login",
+    "cookie",
+    "登录",
+    "登錄",
+    "ログイン",
+    "로그인",
     "authorization",
     "bearer",
     // AWS: "The ... AWS access key ID provided does not exist in our records."
@@ -1093,6 +1113,7 @@ const REJECTED: &[&str] = &[
     "not provided",
     "无效",
     "無效",
+    "失效",
     "错误",
     "錯誤",
     "过期",

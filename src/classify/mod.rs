@@ -604,7 +604,10 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
         "credits or licenses",
         // Not "no credits" alone: "No credits were charged" ends OpenRouter's moderation refusal.
         "no credits left",
+        "no credit left",
         "no credits remaining",
+        "no credit remaining",
+        "no balance left",
         "no remaining credits",
         "have no credits",
         "has no credits",

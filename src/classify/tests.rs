@@ -674,6 +674,62 @@ fn refusals_models_and_keys_in_more_wordings() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn counts_logins_and_banned_prompts() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A batch of too many inputs, too many of anything but tokens: a bad request.
+        (
+            400,
+            r#"{"error":{"code":"InvalidParameter","message":"batch size is invalid, it should not be larger than 25.: payload.input.contents"}}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"detail":{"status":"invalid_argument","message":"Invalid argument received. The input has too many reference voices."}}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"The input has too many tokens"}}"#,
+            ContextOverflow,
+        ),
+        // A key "invalid or no credit left": the credit decides.
+        (
+            402,
+            r#"{"message":"API key invalid or no credit left","status":402}"#,
+            QuotaExhausted,
+        ),
+        // A web client's login or cookie: auth.
+        (
+            200,
+            r#"{"code":-2002,"message":"[登录失效]: check login error","data":null}"#,
+            Auth,
+        ),
+        (
+            401,
+            r#"{"error":{"message":"Login expired, please log in again"}}"#,
+            Auth,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"session_id is invalid"}}"#,
+            BadRequest,
+        ),
+        // A banned prompt is a refusal; a banned account is not.
+        (
+            200,
+            r#"{"code":14,"message":"banned prompt: a knight covered in blood"}"#,
+            ContentPolicy,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"Account banned due to request abuse"}}"#,
+            Auth,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn codes_are_read_by_what_they_add_to_the_status() {
     // Volcengine Ark: a code spelling the status's name says less than the one beside it.
     let overload = answer(
