@@ -861,10 +861,14 @@ fn camel_words(message: &str) -> Option<String> {
     let names = message
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_'))
         .filter(|w| w.bytes().all(|b| b.is_ascii_alphabetic()))
+        // Three words or more: an exception's name (`ModelNotReady`, `RateLimitError`), not a
+        // field's (`chatCompletion`, `maxTokens`), which would only cost a second reading.
         .filter(|w| {
             w.as_bytes()
                 .windows(2)
-                .any(|p| matches!(p, [a, b] if a.is_ascii_lowercase() && b.is_ascii_uppercase()))
+                .filter(|p| matches!(p, [a, b] if a.is_ascii_lowercase() && b.is_ascii_uppercase()))
+                .count()
+                >= 2
         });
     for name in names {
         if !out.is_empty() {
