@@ -72,6 +72,10 @@ CASES = [
     ("acme-3", 424, {}, {"error": "Backend error: Inference error: CublasError(CUBLAS_STATUS_NOT_SUPPORTED)", "error_type": "Backend"}, "overloaded", None, False),
     ("acme-3", 429, {}, {"code": "TooManyRequests", "message": "LB bandwidth limit exceeded. Consider increasing the provisioned load balancer bandwidth to avoid these errors."}, "rate_limited", None, False),
     ("acme-3", 400, {}, {"error": {"code": "InvalidParameter", "message": "The parameter `model` specified in the request are not valid: the requested model doubao-seed-translation-250915 does not support this api.. Request id: 021758597665010d293cb65206e2c080ed584821a0c5287848386", "param": "model", "type": "BadRequest"}}, "model_unavailable", None, True),
+    # The fifteenth round (round15_*): a key "invalid or no credit left" (Fish Audio: the credit
+    # decides), a batch of too many inputs (DashScope embeddings: not a prompt too large).
+    ("acme-3", 402, {}, {"message": "API key invalid or no credit left", "status": 402}, "quota_exhausted", None, True),
+    ("acme-3", 400, {}, {"error": {"code": "InvalidParameter", "param": None, "message": "batch size is invalid, it should not be larger than 25.: payload.input.contents", "type": "InvalidParameter"}, "id": "ce6c0c89-a338-9df8-afa8-acbd4d544f35", "request_id": "ce6c0c89-a338-9df8-afa8-acbd4d544f35"}, "bad_request", None, True),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
