@@ -1266,9 +1266,25 @@ pub fn model_permission_denied(message: &str) -> Option<String> {
         "the model",
         "that model",
     ];
-    permission_denied(message)?;
-    let model = first(message, THE_MODEL)?;
-    Some(format!("concept permission to \"{model}\""))
+    /// Kept from this caller ("Model access denied", "must be verified to use the model").
+    const DENIED: &[&str] = &[
+        "access denied",
+        "restricted",
+        "must be verified",
+        "not allowed to use",
+        "not authorized to use",
+        "not authorized to access",
+    ];
+    if permission_denied(message).is_some() {
+        if let Some(model) = first(message, THE_MODEL) {
+            return Some(format!("concept permission to \"{model}\""));
+        }
+    }
+    // "This model is restricted to 3 requests per minute" is a rate.
+    if first(message, RATE_WINDOW).is_some() {
+        return None;
+    }
+    named_pair(message, MODEL, DENIED, "model kept")
 }
 
 /// Word families of codes nobody listed (`FreeUsageLimitError`, `BudgetExceeded`,

@@ -730,6 +730,40 @@ fn counts_logins_and_banned_prompts() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn a_model_kept_from_the_caller_is_unavailable() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            403,
+            r#"{"error":{"message":"Your organization must be verified to use the model `o3`"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"Access to this model is restricted"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"Model access denied. Request access in the console."}}"#,
+            ModelUnavailable,
+        ),
+        // A rate that names the model, a key or organization kept out: not the model's.
+        (
+            429,
+            r#"{"error":{"message":"This model is restricted to 3 requests per minute"}}"#,
+            RateLimited,
+        ),
+        (403, r#"{"error":{"message":"Access denied"}}"#, Auth),
+        (
+            403,
+            r#"{"error":{"message":"Organization has been restricted"}}"#,
+            Auth,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn codes_are_read_by_what_they_add_to_the_status() {
     // Volcengine Ark: a code spelling the status's name says less than the one beside it.
     let overload = answer(
