@@ -25,6 +25,8 @@ const BILLING: &[&str] = &[
     "payment",
     "wallet",
     "points",
+    "coins",
+    "kudos",
     "invoice",
     "invoices",
     "funds",
@@ -82,6 +84,7 @@ const BILLING: &[&str] = &[
 /// Running out.
 const SHORTAGE: &[&str] = &[
     "insufficient",
+    "not have enough",
     // "Your free trial has ended".
     "ended",
     "not enough",
@@ -185,6 +188,8 @@ const MISSING: &[&str] = &[
     "model is not supported",
     "unsupported model",
     "not a supported model",
+    // "Model name must be one of [...]": the model asked is not among those served.
+    "must be one of",
     // Not loaded here (yet): "Loading model", "model is currently loading", "no models loaded".
     "loading",
     "not loaded",
@@ -268,6 +273,7 @@ const EXCESS: &[&str] = &[
     "must be less than",
     "should be less than",
     "must be <=",
+    "must be <",
     "less than or equal",
     "超长",
     "超長",
@@ -802,6 +808,7 @@ const NOT_SERVED: &[&str] = &[
     "not supported",
     "unsupported",
     "not available",
+    "unavailable",
     "不支持",
     "不支援",
     "不可用",
@@ -1030,7 +1037,13 @@ pub fn too_large(message: &str) -> Option<String> {
 }
 
 /// A gateway's content guard.
-const GUARDRAIL: &[&str] = &["guardrail", "guardrails"];
+const GUARDRAIL: &[&str] = &[
+    "guardrail",
+    "guardrails",
+    "moderation policy",
+    "content policy",
+    "safety policy",
+];
 
 /// What a guard did to the request.
 const GUARD_ACTED: &[&str] = &[

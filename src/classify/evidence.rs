@@ -262,10 +262,14 @@ impl Evidence {
         }
         // FastAPI's `HTTPException` with an object for `detail` (ElevenLabs:
         // `{"detail": {"status": "quota_exceeded", "message": "..."}}`).
+        // A whole provider body inside `detail` (a gateway's `{"detail": {"type": "error",
+        // "error": {...}}}`) is read as a body.
         if let Some(Value::Object(detail)) = map.get("detail") {
             if detail.get("message").is_some_and(Value::is_string) {
                 self.has_error_envelope = true;
                 self.read_error_object(detail, depth);
+            } else if detail.contains_key("error") && depth < MAX_NESTING {
+                self.read_object(detail, depth + 1);
             }
         }
         // iFlytek Spark: `{"header": {"code": 10003, "message": "...", "sid": ...}}` (0: success).
@@ -350,6 +354,9 @@ impl Evidence {
                 self.has_error_envelope = true;
                 self.push_message(description);
             }
+        }
+        if self.has_error_envelope {
+            self.push_reasons(map);
         }
         // Bedrock and Cohere errors are a lone `message`, FastAPI's a lone `detail`; no success
         // body has that shape.
@@ -473,6 +480,25 @@ impl Evidence {
         }
     }
 
+    /// Relays that move the upstream's reason into `param` ("message": "Param Incorrect",
+    /// "param": "max_tokens is too large: ..."), and envelopes that give it as a `reason` (IBM:
+    /// `extensions.reason`): a sentence there is a message; a field name (`messages[2].content`)
+    /// or a code (`RATE_LIMIT_EXCEEDED`) is not.
+    fn push_reasons(&mut self, envelope: &Map<String, Value>) {
+        let extensions = envelope.get("extensions").and_then(Value::as_object);
+        for text in [
+            envelope.get("param"),
+            envelope.get("reason"),
+            extensions.and_then(|e| e.get("reason")),
+        ] {
+            if let Some(Value::String(text)) = text {
+                if text.len() > 24 && text.split_whitespace().nth(3).is_some() {
+                    self.push_message(text);
+                }
+            }
+        }
+    }
+
     fn read_error_object(&mut self, error: &Map<String, Value>, depth: usize) {
         // A wrapper's own words are generic (`api_error`, "Provider returned error"): the body
         // it embeds in a message (JSON, or an SDK's Python repr, often after "Error from
@@ -515,14 +541,7 @@ impl Evidence {
                 _ => {}
             }
         }
-        // Relays that move the upstream's reason into `param` ("message": "Param Incorrect",
-        // "param": "max_tokens is too large: ..."): a sentence there is a message; a field name
-        // (`messages[2].content`) is not.
-        if let Some(Value::String(param)) = error.get("param") {
-            if param.len() > 24 && param.split_whitespace().nth(3).is_some() {
-                self.push_message(param);
-            }
-        }
+        self.push_reasons(error);
         // Azure's content filter: `innererror.code` / `inner_error.code`.
         for inner in ["innererror", "inner_error"] {
             if let Some(code) = error
@@ -696,8 +715,10 @@ fn refused_stop(map: &Map<String, Value>) -> Option<(&'static str, &str)> {
             .take(MAX_ITEMS)
             .find_map(|c| refused(c.get(field)))
     }
-    let singles: [(&'static str, Option<&Value>); 6] = [
+    let singles: [(&'static str, Option<&Value>); 7] = [
         ("stop_reason", map.get("stop_reason")),
+        // Bedrock ApplyGuardrail: `"action": "GUARDRAIL_INTERVENED"`.
+        ("action", map.get("action")),
         (
             "stop_reason",
             map.get("delta").and_then(|d| d.get("stop_reason")),

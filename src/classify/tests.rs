@@ -764,6 +764,63 @@ fn a_model_kept_from_the_caller_is_unavailable() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn reasons_details_and_guard_verdicts_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A sentence in `extensions.reason` (IBM), a bare JSON string naming a region.
+        (
+            400,
+            r#"{"status_code":400,"error":"Bad Request","message":"Invalid argument or out of range","extensions":{"code":"INVALID_INPUT","reason":"3 INVALID_ARGUMENT: input tokens (35000) plus prefix length (0) must be < 4096"}}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#""The model you requested is unavailable in your region. To access it, enable cross region inference.""#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"code":400,"message":"400 - Embedding Module: Model name must be one of dict_keys(['text-embedding-3-small'])."}}"#,
+            ModelUnavailable,
+        ),
+        // A provider's whole body inside a gateway's `detail`.
+        (
+            502,
+            r#"{"detail":{"type":"error","error":{"type":"api_error","message":"The upstream provider account is out of credit or over its billing limit."}}}"#,
+            QuotaExhausted,
+        ),
+        // A moderation policy violated; Bedrock ApplyGuardrail's verdict inside a 200.
+        (
+            400,
+            r#"{"error":{"message":{"error":"Violated OpenAI moderation policy","moderation_result":{}},"type":"None","code":"400"}}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"usage":{"topicPolicyUnits":1},"action":"GUARDRAIL_INTERVENED","actionReason":"Guardrail blocked.","outputs":[{"text":"blocked"}]}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"usage":{"topicPolicyUnits":1},"action":"NONE","outputs":[]}"#,
+            Ok,
+        ),
+        // Kudos and coins are spent like credits.
+        (
+            403,
+            r#"{"message":"This shared key does not have enough remaining kudos (12) to fulfill this request (24.38).","rc":"SharedKeyInsufficientKudos"}"#,
+            QuotaExhausted,
+        ),
+        // A code in `reason` is not a sentence.
+        (
+            400,
+            r#"{"error":{"message":"Bad request","reason":"RATE_LIMIT_EXCEEDED_FOR_FIELD"}}"#,
+            BadRequest,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn codes_are_read_by_what_they_add_to_the_status() {
     // Volcengine Ark: a code spelling the status's name says less than the one beside it.
     let overload = answer(
