@@ -76,6 +76,11 @@ CASES = [
     # decides), a batch of too many inputs (DashScope embeddings: not a prompt too large).
     ("acme-3", 402, {}, {"message": "API key invalid or no credit left", "status": 402}, "quota_exhausted", None, True),
     ("acme-3", 400, {}, {"error": {"code": "InvalidParameter", "param": None, "message": "batch size is invalid, it should not be larger than 25.: payload.input.contents", "type": "InvalidParameter"}, "id": "ce6c0c89-a338-9df8-afa8-acbd4d544f35", "request_id": "ce6c0c89-a338-9df8-afa8-acbd4d544f35"}, "bad_request", None, True),
+    # The sixteenth round (round16_*): a provider's body inside a gateway's `detail` at 502 (the
+    # upstream account out of credit: a stop, not an overload), a sentence in IBM's
+    # `extensions.reason`.
+    ("acme-3", 502, {}, {"detail": {"type": "error", "error": {"type": "api_error", "message": "The upstream provider account is out of credit or over its billing limit. Top up the provider account, or route this model to a provider that has credit."}}}, "quota_exhausted", None, True),
+    ("acme-3", 400, {}, {"status_code": 400, "error": "Bad Request", "message": "Invalid argument or out of range", "extensions": {"code": "INVALID_INPUT", "state": None, "reason": "3 INVALID_ARGUMENT: input tokens (35000) plus prefix length (0) must be < 4096"}}, "context_overflow", None, True),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
