@@ -57,6 +57,8 @@ const BILLING: &[&str] = &[
     "欠費",
     "积分",
     "積分",
+    "剩余次数",
+    "剩余额度",
     "钱包",
     "錢包",
     "ポイント",
@@ -139,6 +141,9 @@ const SHORTAGE: &[&str] = &[
     "已達",
     "超出",
     "足りません",
+    // "クレジットがありません", "크레딧이 없습니다": none left.
+    "ありません",
+    "없습니다",
     "不足して",
     "부족",
     "초과",
@@ -551,8 +556,9 @@ const PAY: &[&str] = &[
     "buy credits",
     "purchase credits",
     "claim",
-    // "Please purchase a plan to continue", "请先购买套餐".
+    // "Please purchase a plan to continue", "请先购买套餐", "add a payment method".
     "purchase a",
+    "add a",
     "buy a",
     "购买",
     "購買",
@@ -568,6 +574,7 @@ const PAY: &[&str] = &[
 
 /// What is paid for.
 const PAID_FOR: &[&str] = &[
+    "payment method",
     "plan",
     "subscription",
     "套餐",
@@ -843,6 +850,8 @@ const ALLOWANCE: &[&str] = &[
 /// Used up.
 const USED_UP: &[&str] = &[
     "reached",
+    // "You have hit your plan's request quota".
+    "hit",
     "exceeded",
     "exceeds",
     "out of",
@@ -891,8 +900,9 @@ const RATE: &[&str] = &[
     "concurrent",
     "concurrency",
     "frequency",
-    // "LB bandwidth limit exceeded": bytes per second.
+    // "LB bandwidth limit exceeded": bytes per second; "Burst limit exceeded".
     "bandwidth",
+    "burst",
     "带宽",
     "頻寬",
     "帯域",
@@ -979,6 +989,8 @@ const COUNTED: &[&str] = &[
     "messages",
     "generations",
     "queries",
+    // "Your organization has run out of tokens" (a size is "exceeded", never "run out").
+    "tokens",
 ];
 
 /// Gone, as a grant is; a size is "exceeded" ("token count exceeds the maximum" is a prompt too

@@ -591,6 +591,7 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
         "top up and try again",
         "out of credits",
         "payment required",
+        "payment method required",
         // Budgets and spend caps set by gateways and accounts (LiteLLM, relays, teams).
         "budget has been exceeded",
         "exceeded budget",

@@ -536,6 +536,53 @@ fn stops_are_read_in_their_many_wordings() {
             r#"{"error":{"message":"This action requires terms acceptance"}}"#,
             Auth,
         ),
+        // A quota hit, tokens run out, a payment method to add, none left in CJK.
+        (
+            429,
+            r#"{"error":{"message":"You have hit your plan's request quota. It renews on Jan 1."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"Your organization has run out of tokens"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"Payment method required"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Please add a payment method to continue"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"剩余次数不足"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"クレジットがありません"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"사용 가능한 크레딧이 없습니다"}}"#,
+            QuotaExhausted,
+        ),
+        // ... a burst is a rate; a message to add is a bad request.
+        (
+            429,
+            r#"{"error":{"message":"Burst limit exceeded"}}"#,
+            RateLimited,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Please add a message to continue"}}"#,
+            BadRequest,
+        ),
         (401, r#"{"error":{"message":"API key disabled"}}"#, Auth),
         (
             403,
