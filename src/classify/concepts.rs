@@ -975,7 +975,7 @@ const FREE: &[&str] = &[
 /// of a rate or a short window.
 fn free_allowance_used_up(messages: &[String]) -> Option<String> {
     let free = messages.iter().find_map(|m| first(m, FREE))?;
-    let used = used_up_in(messages, ALLOWANCE, "allowance")?;
+    let used = allowance_used_up_in(messages)?;
     Some(format!("{used}, \"{free}\""))
 }
 

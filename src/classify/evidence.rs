@@ -668,9 +668,12 @@ fn says_failed(map: &Map<String, Value>) -> bool {
         || ["status", "state", "result"].iter().any(|k| word(k))
 }
 
-/// The code under `key` of an envelope whose code 0 means success, when it is another code.
+/// The code under `key` of an envelope whose code 0 means success, when it is another whole
+/// number (`-1`, `40001`, `"10003"`); words such as `"ok"` or `"SUCCESS"` are not failures.
 fn failing_code(envelope: &Map<String, Value>, key: &str) -> Option<String> {
-    envelope.get(key).and_then(code_text).filter(|c| c != "0")
+    let code = envelope.get(key).and_then(code_text)?;
+    let number = code.trim().parse::<i64>().ok()?;
+    (number != 0).then_some(code)
 }
 
 /// The documented stop reasons with which providers end an answer they refused or cut for

@@ -419,6 +419,17 @@ fn a_200_body_that_says_it_failed_is_read_as_an_error() {
             r#"{"ret":0,"msg":"ok","data":{"status":false}}"#,
             ErrorClass::Ok,
         ),
+        // Only a number other than 0 is a failing code: words are how some APIs say success.
+        (
+            200,
+            r#"{"ret":"ok","msg":"quota refreshed","data":{}}"#,
+            ErrorClass::Ok,
+        ),
+        (
+            200,
+            r#"{"errno":"SUCCESS","errmsg":"rate limit docs","data":[]}"#,
+            ErrorClass::Ok,
+        ),
         (
             200,
             "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\n",
