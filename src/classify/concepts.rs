@@ -81,6 +81,13 @@ const BILLING: &[&str] = &[
     "결제",
     "충전",
     "한도",
+    "баланс",
+    "средств",
+    "оплат",
+    "тариф",
+    "подписк",
+    "кредит",
+    "пополн",
 ];
 
 /// Running out.
@@ -148,10 +155,26 @@ const SHORTAGE: &[&str] = &[
     "부족",
     "초과",
     "소진",
+    "недостаточно",
+    "закончил",
+    "исчерпан",
+    "отрицательн",
+    "истек",
+    "истёк",
+    "превышен",
+    "просроч",
 ];
 
 /// What a model is called.
-const MODEL: &[&str] = &["model", "models", "deployment", "模型", "モデル", "모델"];
+const MODEL: &[&str] = &[
+    "model",
+    "models",
+    "deployment",
+    "模型",
+    "モデル",
+    "모델",
+    "модел",
+];
 
 /// Not there, or not for this caller.
 const MISSING: &[&str] = &[
@@ -228,10 +251,19 @@ const MISSING: &[&str] = &[
     "利用できません",
     "사용할 수 없",
     "找不到",
+    "未找到",
+    "没有找到",
+    "沒有找到",
     "見つかりません",
     "存在しません",
     "찾을 수 없",
     "존재하지 않",
+    "не найден",
+    "не существует",
+    "недоступн",
+    "устарел",
+    "отключен",
+    "не поддерживается",
 ];
 
 /// What is too large when a prompt does not fit.
@@ -260,6 +292,10 @@ const SIZE: &[&str] = &[
     "컨텍스트",
     "입력",
     "토큰",
+    "контекст",
+    "токен",
+    "длин",
+    "вход",
 ];
 
 /// Too much of it.
@@ -293,6 +329,15 @@ const EXCESS: &[&str] = &[
     "上限",
     "超え",
     "초과",
+    "長すぎ",
+    "大きすぎ",
+    "너무 길",
+    "너무 깁",
+    "太長",
+    "превыш",
+    "слишком длин",
+    "слишком больш",
+    "максимальн",
 ];
 
 /// Words of a rate window: a limit per minute is a rate limit, whatever grew too large.
@@ -357,18 +402,31 @@ const CONTENT: &[&str] = &[
     "텍스트",
     "이미지",
     "prompt",
+    "prompts",
     "input",
+    "inputs",
     "output",
+    "outputs",
+    "images",
     "material",
     "message",
+    "messages",
+    // Not "requests": "blocked due to unauthorized requests" is a key that was blocked.
     "request",
     "response",
+    "responses",
     "内容",
     "內容",
     "コンテンツ",
     "内容が",
     "콘텐츠",
     "내용",
+    "запрос",
+    "текст",
+    "сообщени",
+    "контент",
+    "содержим",
+    "ответ",
 ];
 
 /// Why it was refused.
@@ -394,6 +452,7 @@ const SAFETY: &[&str] = &[
     "prohibited",
     "flagged",
     "violates",
+    "violated",
     "violating",
     "violation",
     "nsfw",
@@ -429,6 +488,14 @@ const SAFETY: &[&str] = &[
     "유해",
     "부적절",
     "위반",
+    "нарушает",
+    "нарушени",
+    "запрещ",
+    "недопустим",
+    "цензур",
+    "модерац",
+    "небезопасн",
+    "неприемлем",
 ];
 
 /// The provider has no room now.
@@ -459,6 +526,11 @@ const CAPACITY: &[&str] = &[
     "混み合って",
     "과부하",
     "혼잡",
+    "перегруж",
+    "перегруз",
+    "высокая нагрузка",
+    "высокой нагрузк",
+    "сервер занят",
 ];
 
 /// Words of a short window: a limit per minute is waited out, whatever else the message says
@@ -1108,6 +1180,9 @@ const CREDENTIAL: &[&str] = &[
     "apiキー",
     "인증",
     "api 키",
+    "ключ",
+    "токен доступа",
+    "авторизац",
 ];
 
 /// Where a token is a piece of text, not a credential ("Invalid token in prompt: 123456").
@@ -1149,6 +1224,12 @@ const REJECTED: &[&str] = &[
     "유효하지 않",
     "잘못된",
     "만료",
+    "неверн",
+    "недействител",
+    "истек",
+    "истёк",
+    "некорректн",
+    "отсутствует",
 ];
 
 /// A credential word with a rejection word ("Access token invalid or no longer valid",

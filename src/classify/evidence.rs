@@ -680,9 +680,10 @@ fn failing_code(envelope: &Map<String, Value>, key: &str) -> Option<String> {
 /// safety (lowercase): Anthropic `refusal`; OpenAI, Azure, Moonshot and Ark `content_filter`;
 /// Zhipu's and Hunyuan's `sensitive`; Gemini's `SAFETY`, `PROHIBITED_CONTENT`, `BLOCKLIST`,
 /// `SPII`, `RECITATION` and their image kinds; Bedrock Converse `guardrail_intervened` and
-/// `content_filtered` (also Stability's); Cohere v1 `ERROR_TOXIC`. `stop`, `length`,
+/// `content_filtered` (also Stability's); Cohere v1 `ERROR_TOXIC`; GigaChat's `blacklist` (a
+/// topic it does not answer). `stop`, `length`,
 /// `max_tokens`, `OTHER`, ... are not refusals.
-const REFUSED_STOPS: &[&str] = &[
+pub(crate) const REFUSED_STOPS: &[&str] = &[
     "refusal",
     "content_filter",
     "content_filtered",
@@ -697,6 +698,7 @@ const REFUSED_STOPS: &[&str] = &[
     "image_recitation",
     "guardrail_intervened",
     "error_toxic",
+    "blacklist",
 ];
 
 /// The refusal a 200 answer ends with, as (field, stop reason), wherever a provider puts its

@@ -961,7 +961,15 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
 
 /// Whether a message speaks of a model ("the model `x`", "models/gemini-1.0-pro", "模型").
 fn mentions_model(message: &str) -> bool {
-    has_phrase(message, "model") || message.contains("models/") || message.contains("模型")
+    has_phrase(message, "model") || message.contains("models/") || model_word_in(message)
+}
+
+/// A model named in another language ("模型", "モデル", "모델", "модель").
+fn model_word_in(message: &str) -> bool {
+    !message.is_ascii()
+        && ["模型", "モデル", "모델", "модел"]
+            .iter()
+            .any(|w| message.contains(w))
 }
 
 /// Whether any message names a model as a word ("model: claude-x", "unknown model"); a path
@@ -970,7 +978,7 @@ fn names_model(evidence: &Evidence) -> bool {
     evidence
         .messages
         .iter()
-        .any(|m| has_phrase(m, "model") || m.contains("模型"))
+        .any(|m| has_phrase(m, "model") || model_word_in(m))
 }
 
 /// "Not found" codes say nothing about what was not found: a model only when a message names
@@ -1103,7 +1111,8 @@ const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
     ("image_recitation", ErrorClass::ContentPolicy),
     ("guardrail_intervened", ErrorClass::ContentPolicy),
     ("error_toxic", ErrorClass::ContentPolicy),
-    ("1301", ErrorClass::ContentPolicy), // Zhipu: unsafe content
+    ("blacklist", ErrorClass::ContentPolicy), // GigaChat: a topic it does not answer
+    ("1301", ErrorClass::ContentPolicy),      // Zhipu: unsafe content
     // Credentials.
     ("invalid_api_key", ErrorClass::Auth),
     ("incorrect_api_key", ErrorClass::Auth),
@@ -1360,6 +1369,10 @@ fn indicative_phrase(evidence: &Evidence) -> Option<Decision> {
                 "流量受限",
                 "并发",
                 "超过限额",
+                "слишком много запросов",
+                "лимит запросов",
+                "частота запросов",
+                "частоты запросов",
             ],
             ErrorClass::RateLimited,
         ),
@@ -1383,6 +1396,7 @@ fn indicative_phrase(evidence: &Evidence) -> Option<Decision> {
                 "server is busy",
                 "访问量过大",
                 "繁忙",
+                "перегружен",
             ],
             ErrorClass::Overloaded,
         ),
@@ -1397,6 +1411,9 @@ fn indicative_phrase(evidence: &Evidence) -> Option<Decision> {
                 "took longer than",
                 "too long to respond",
                 "超时",
+                "время ожидания",
+                "таймаут",
+                "тайм-аут",
             ],
             ErrorClass::Timeout,
         ),
@@ -1433,6 +1450,8 @@ fn indicative_phrase(evidence: &Evidence) -> Option<Decision> {
                 "user not found",
                 "鉴权",
                 "认证",
+                "авторизац",
+                "аутентификац",
             ],
             ErrorClass::Auth,
         ),

@@ -2843,6 +2843,128 @@ fn a_web_servers_413_page_is_a_body_size_limit() {
     );
 }
 
+#[wasm_bindgen_test(unsupported = test)]
+fn answers_in_russian_are_read_by_their_words() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Money and tokens run out; a limit of requests; a busy or slow server.
+        (
+            429,
+            r#"{"error":{"message":"Закончились токены. Пополните баланс."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Недостаточно средств на балансе"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Превышен лимит запросов. Повторите позже."}}"#,
+            RateLimited,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Сервис перегружен, попробуйте позже"}}"#,
+            Overloaded,
+        ),
+        (
+            500,
+            r#"{"error":{"message":"Превышено время ожидания ответа"}}"#,
+            Timeout,
+        ),
+        // The model, the prompt's size, a refusal, the key, named in Russian.
+        (
+            400,
+            r#"{"error":{"message":"Модель не найдена"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            404,
+            r#"{"error":{"message":"Модель не найдена"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Превышена максимальная длина контекста"}}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Запрос нарушает правила использования"}}"#,
+            ContentPolicy,
+        ),
+        (400, r#"{"error":{"message":"Неверный API-ключ"}}"#, Auth),
+        (
+            400,
+            r#"{"error":{"message":"Некорректный запрос"}}"#,
+            BadRequest,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn every_refused_stop_reason_reads_as_a_refusal() {
+    for reason in super::evidence::REFUSED_STOPS {
+        let body = format!(
+            r#"{{"choices":[{{"index":0,"message":{{"content":""}},"finish_reason":"{reason}"}}]}}"#
+        );
+        let v = answer(200, &[], &body);
+        assert_eq!(v.class, ErrorClass::ContentPolicy, "{reason}: {}", v.reason);
+    }
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn too_long_not_found_and_refused_in_more_words() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // "Too long" in Japanese and Korean; "not found" in Chinese.
+        (
+            400,
+            r#"{"error":{"message":"入力が長すぎます"}}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"입력이 너무 깁니다"}}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"模型未找到"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            404,
+            r#"{"error":{"message":"モデルが存在しません"}}"#,
+            ModelUnavailable,
+        ),
+        // GigaChat ends a topic it does not answer with `finish_reason: "blacklist"`.
+        (
+            200,
+            r#"{"choices":[{"message":{"role":"assistant","content":"Не могу ответить"},"index":0,"finish_reason":"blacklist"}],"model":"GigaChat-2"}"#,
+            ContentPolicy,
+        ),
+        // What a refusal names may be plural ("images", "prompts", "outputs").
+        (
+            400,
+            r#"{"error":{"message":"Safety filters flagged your prompts"}}"#,
+            ContentPolicy,
+        ),
+        (
+            500,
+            r#"{"error":{"message":"Guard failed: generated images violated policy"}}"#,
+            ContentPolicy,
+        ),
+        // A key blocked for its "unauthorized requests" is not a refusal.
+        (
+            200,
+            r#"{"status":"434","msg":"Access to the current AK has been blocked due to unauthorized requests"}"#,
+            Auth,
+        ),
+    ]);
+}
+
 /// Each (status, body) reads as the class given, or the reason says why not.
 fn assert_classes(cases: &[(u16, &str, ErrorClass)]) {
     for (status, body, want) in cases {
