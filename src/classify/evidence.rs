@@ -120,9 +120,14 @@ impl Evidence {
             }
             return;
         }
-        if let Some(title) = html_text(trimmed) {
+        if let Some(texts) = html_texts(trimmed) {
             self.html_page = depth == 0;
-            self.push_message(&title);
+            if texts.is_empty() {
+                self.push_message("");
+            }
+            for text in &texts {
+                self.push_message(text);
+            }
             return;
         }
         self.plain_line = depth == 0 && trimmed.len() <= PLAIN_LINE_MAX && !trimmed.contains('\n');
@@ -912,24 +917,56 @@ fn camel_words(message: &str) -> Option<String> {
     (!out.is_empty()).then_some(out)
 }
 
-/// The readable text of an HTML error page: its `<title>`, else its first `<h1>`.
-fn html_text(text: &str) -> Option<String> {
+/// The readable texts of an HTML error page: its `<title>`, first `<h1>` and first `<h2>`, inner
+/// tags dropped, each once. Cloudflare's block pages put the cause in the `<h2>` ("Access denied
+/// | ... used Cloudflare to restrict access", "Error 1015", "You are being rate limited").
+/// `None` when the text is not an HTML page.
+fn html_texts(text: &str) -> Option<Vec<String>> {
     let lower = text.to_ascii_lowercase();
     if !(lower.starts_with("<!doctype") || lower.starts_with("<html") || lower.contains("<body")) {
         return None;
     }
-    for tag in ["title", "h1"] {
-        let open = format!("<{tag}>");
-        let close = format!("</{tag}>");
-        if let Some(start) = lower.find(&open).map(|i| i + open.len()) {
-            if let Some(len) = lower.get(start..).and_then(|rest| rest.find(&close)) {
-                if let Some(inner) = text.get(start..start + len) {
-                    return Some(inner.trim().to_owned());
-                }
+    let mut texts: Vec<String> = Vec::new();
+    for tag in ["title", "h1", "h2"] {
+        if let Some(inner) = element_text(text, &lower, tag) {
+            if !inner.is_empty() && !texts.contains(&inner) {
+                texts.push(inner);
             }
         }
     }
-    Some(String::new())
+    Some(texts)
+}
+
+/// The text inside the first `<tag>` or `<tag attributes>` of a page (`lower` is `text`
+/// lowercased, so byte offsets agree), with inner tags dropped and spaces collapsed.
+fn element_text(text: &str, lower: &str, tag: &str) -> Option<String> {
+    let open = format!("<{tag}");
+    let close = format!("</{tag}>");
+    let mut from = 0;
+    let start = loop {
+        let at = from + lower.get(from..)?.find(&open)? + open.len();
+        match lower.as_bytes().get(at) {
+            Some(b'>') => break at + 1,
+            Some(b) if b.is_ascii_whitespace() => break at + lower.get(at..)?.find('>')? + 1,
+            _ => from = at,
+        }
+    };
+    let len = lower.get(start..)?.find(&close)?;
+    let inner = text.get(start..start + len)?;
+    let mut out = String::with_capacity(inner.len());
+    let mut in_tag = false;
+    for c in inner.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => {
+                in_tag = false;
+                out.push(' ');
+            }
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    Some(out.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 /// Lowercases, turns curly quotes and full-width punctuation into ASCII, collapses whitespace,
@@ -1359,6 +1396,20 @@ mod tests {
         assert_eq!(codes(&e), ["overloaded_error"]);
         let e = Evidence::from_body(b"<html><head><title>502 Bad Gateway</title></head></html>");
         assert_eq!(e.messages, ["502 bad gateway"]);
+        // Title, first h1 and first h2, inner tags dropped, each text once.
+        let e = Evidence::from_body(
+            b"<!DOCTYPE html><html><head><title>Access denied | x used Cloudflare</title></head><body><h1 data-translate=\"block_headline\"><span>Error</span> <span>1015</span></h1><h2 class=\"cf-subheadline\">You are being rate limited</h2><h2>more</h2><header>no</header></body></html>",
+        );
+        assert_eq!(
+            e.messages,
+            [
+                "access denied | x used cloudflare",
+                "error 1015",
+                "you are being rate limited"
+            ]
+        );
+        let e = Evidence::from_body(b"<html><title>502</title><h1>502</h1></html>");
+        assert_eq!(e.messages, ["502"]);
         let e = Evidence::from_body(b"upstream request timeout");
         assert_eq!(e.messages, ["upstream request timeout"]);
         let e = Evidence::from_body(b"\"Api key is invalid\"");

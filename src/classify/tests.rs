@@ -2904,6 +2904,13 @@ fn answers_in_russian_are_read_by_their_words() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn cloudflares_rate_limit_page_is_a_rate_limit_not_a_denial() {
+    // Error 1015: the title says "Access denied", the h2 says why.
+    let page = r#"<!DOCTYPE html><html><head><title>Access denied | api.openai.com used Cloudflare to restrict access</title></head><body><div id="cf-wrapper"><h1 data-translate="block_headline"><span class="cf-error-type">Error</span> <span>1015</span></h1><h2 class="cf-subheadline" data-translate="block_subheadline">You are being rate limited</h2><p>The owner of this website (api.openai.com) has banned you temporarily from accessing this website.</p></div></body></html>"#;
+    assert_classes(&[(429, page, ErrorClass::RateLimited)]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
