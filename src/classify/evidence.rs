@@ -478,9 +478,11 @@ impl Evidence {
                 .get("candidates")
                 .and_then(Value::as_array)
                 .is_some_and(|c| !c.is_empty());
-            if !answered {
+            if !answered && !reason.eq_ignore_ascii_case("block_reason_unspecified") {
                 self.has_error_envelope = true;
                 self.push_code("promptFeedback.blockReason", reason.to_owned());
+                // Whatever the reason (`OTHER` too), a blocked prompt is a refusal.
+                self.push_code("promptFeedback", "prompt_blocked".to_owned());
             }
         }
     }

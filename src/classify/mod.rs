@@ -1112,6 +1112,7 @@ const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
     ("guardrail_intervened", ErrorClass::ContentPolicy),
     ("error_toxic", ErrorClass::ContentPolicy),
     ("blacklist", ErrorClass::ContentPolicy), // GigaChat: a topic it does not answer
+    ("prompt_blocked", ErrorClass::ContentPolicy), // Gemini's promptFeedback, any blockReason
     ("1301", ErrorClass::ContentPolicy),      // Zhipu: unsafe content
     // Credentials.
     ("invalid_api_key", ErrorClass::Auth),

@@ -2911,6 +2911,29 @@ fn cloudflares_rate_limit_page_is_a_rate_limit_not_a_denial() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn a_prompt_gemini_blocked_is_a_refusal_whatever_the_reason() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            200,
+            r#"{"promptFeedback":{"blockReason":"OTHER"}}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"promptFeedback":{"blockReason":"PROHIBITED_CONTENT"},"usageMetadata":{}}"#,
+            ContentPolicy,
+        ),
+        // An answer given, or no reason, is not a block.
+        (
+            200,
+            r#"{"candidates":[{"content":{"parts":[{"text":"hi"}]}}],"promptFeedback":{"blockReason":"BLOCK_REASON_UNSPECIFIED"}}"#,
+            Ok,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
