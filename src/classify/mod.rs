@@ -328,7 +328,10 @@ fn allowance_over_weak(
                         .map(|p| p.to_string())
                 })
                 .or_else(|| period_limit_in(m))
-                .filter(|_| concepts::allowance_word_in(m))?;
+                .filter(|_| {
+                    // "the maximum number of requests for today": a limit named with its window.
+                    concepts::allowance_word_in(m) || has_phrase(m, "maximum number of")
+                })?;
             Some(format!("a {window} limit"))
         })
     };
@@ -1845,6 +1848,12 @@ const LONG_WINDOW: &[&str] = &[
     "每天",
     "当日",
     "每月",
+    "в сутки",
+    "в день",
+    "в месяц",
+    "ежедневн",
+    "ежемесячн",
+    "на сегодня",
     "今日",
     "今天",
     // Traditional Chinese, Japanese, Korean.

@@ -2934,6 +2934,34 @@ fn a_prompt_gemini_blocked_is_a_refusal_whatever_the_reason() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn a_limit_of_a_day_or_month_named_in_more_ways_is_a_stop() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            400,
+            r#"{"error":{"message":"You have reached the maximum number of requests for today"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Исчерпана квота на сегодня"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"Превышен лимит запросов в сутки"}}"#,
+            QuotaExhausted,
+        ),
+        // The most tokens "within a given time frame", with a wait: a rate.
+        (
+            429,
+            r#"{"title":"Too Many Requests","detail":"You have exceeded the maximum number of tokens allowed within a given time frame. Wait a bit and try again.","status":429}"#,
+            RateLimited,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
