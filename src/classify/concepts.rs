@@ -408,6 +408,12 @@ const CONTENT: &[&str] = &[
     "output",
     "outputs",
     "images",
+    "video",
+    "videos",
+    "audio",
+    "视频",
+    "動画",
+    "영상",
     "material",
     "message",
     "messages",
@@ -451,6 +457,7 @@ const SAFETY: &[&str] = &[
     "inappropriate",
     "prohibited",
     "flagged",
+    "violate",
     "violates",
     "violated",
     "violating",
@@ -496,6 +503,37 @@ const SAFETY: &[&str] = &[
     "модерац",
     "небезопасн",
     "неприемлем",
+    // What image and video filters name: nudity, sexual content, minors, real people.
+    "nudity",
+    "nude",
+    "sexual",
+    "sexually",
+    "minors",
+    "csam",
+    "public figure",
+    "public figures",
+    "celebrity",
+    "celebrities",
+    "likeness",
+    "toxic",
+    "toxicity",
+    "hate speech",
+    "self-harm",
+    "abuse detection",
+    // A refusal in the model's words ("I'm sorry, but I can't assist with that request").
+    "can't assist",
+    "cannot assist",
+    "违禁",
+    "違禁",
+    "不合规",
+    "不合規",
+    "色情",
+    "暴恐",
+    "ブロック",
+    "フィルター",
+    "차단",
+    "필터",
+    "선정적",
 ];
 
 /// The provider has no room now.
@@ -1145,6 +1183,10 @@ const GUARD_ACTED: &[&str] = &[
 /// A content word with a safety word ("the input was flagged by moderation", "内容违规"), or a
 /// guardrail that acted ("Violated guardrail policy").
 pub fn refusal(message: &str) -> Option<String> {
+    // "Your request was blocked because you are sending too many requests": a rate.
+    if first(message, RATE_WINDOW).is_some() || has_phrase(message, "too many requests") {
+        return None;
+    }
     if let Some((safety, content)) = near(message, SAFETY, CONTENT) {
         return Some(format!("concept safety \"{safety}\" + \"{content}\""));
     }
@@ -1272,6 +1314,8 @@ const BLOCKED: &[&str] = &[
     "banned",
     "terminated",
     "blocked",
+    // "Your account has been flagged for policy violations".
+    "flagged",
     "禁用",
     "封禁",
     "停用",

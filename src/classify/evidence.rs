@@ -672,7 +672,16 @@ fn says_failed(map: &Map<String, Value>) -> bool {
         .iter()
         .any(|k| flag(k, false))
         || flag("error", true)
-        || ["status", "state", "result"].iter().any(|k| word(k))
+        || [
+            "status",
+            "state",
+            "result",
+            // Task APIs (image, video, music): `{"task_status": "FAILED", "message": ...}`.
+            "task_status",
+            "taskStatus",
+        ]
+        .iter()
+        .any(|k| word(k))
 }
 
 /// The code under `key` of an envelope whose code 0 means success, when it is another whole

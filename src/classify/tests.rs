@@ -2962,6 +2962,85 @@ fn a_limit_of_a_day_or_month_named_in_more_ways_is_a_stop() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn refusals_named_by_what_filters_look_for() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            400,
+            r#"{"error":{"message":"The image you uploaded contains nudity."}}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Input contains sexual content involving minors"}}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Your request contains toxic language."}}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Prompt rejected by the abuse detection system"}}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"The generated video was blocked due to public figure likeness"}}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"We couldn't generate this image because it may violate our policies."}}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"I'm sorry, but I can't assist with that request."}}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"您的请求包含违禁词"}}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"输入内容不合规"}}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"コンテンツフィルターによりブロックされました"}}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"task_status":"FAILED","message":"Input data may contain inappropriate content."}"#,
+            ContentPolicy,
+        ),
+        // An account flagged is the account's standing; a request blocked for its rate is a
+        // rate; a header named "explicit" is a field.
+        (
+            400,
+            r#"{"error":{"message":"Your account has been flagged for policy violations and suspended."}}"#,
+            Auth,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Your request was blocked because you are sending too many requests"}}"#,
+            RateLimited,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Explicit content-type header is required"}}"#,
+            BadRequest,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
