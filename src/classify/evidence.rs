@@ -326,6 +326,15 @@ impl Evidence {
         if map.contains_key("error_code") || map.contains_key("error_msg") {
             self.has_error_envelope = true;
         }
+        // Java- and .NET-style `{"errorCode": "...", "errorMessage": "..."}` (either case).
+        let camel_message = ["errorMessage", "ErrorMessage"].iter().any(|k| {
+            map.get(*k)
+                .and_then(Value::as_str)
+                .is_some_and(|m| !m.is_empty())
+        });
+        if camel_message {
+            self.has_error_envelope = true;
+        }
         // Errors inside 200 bodies: `{"code": 336501, "msg": "Rate limit reached for RPM"}`
         // (Baidu Qianfan, relays); their success bodies say `code: 0` (or 200, "success").
         let failed_code = match map.get("code") {
@@ -336,13 +345,23 @@ impl Evidence {
             ),
             _ => false,
         };
-        let has_text = ["msg", "message", "errmsg", "detail", "error_message"]
-            .iter()
-            .any(|k| map.get(*k).is_some_and(Value::is_string));
+        let has_text = [
+            "msg",
+            "message",
+            "errmsg",
+            "detail",
+            "error_message",
+            "reason",
+            "err",
+        ]
+        .iter()
+        .any(|k| map.get(*k).is_some_and(Value::is_string));
         // `{"status": "434", "msg": "Access to the current AK has been blocked ..."}` (iFlow
         // inside a 200): an error status in the body's own `status`.
         let failed_status = map.get("status").and_then(http_status).is_some();
-        if (failed_code || failed_status || says_failed(map)) && has_text {
+        // TGI-style `error_type` beside a message names an error.
+        let typed = map.contains_key("error_type");
+        if (failed_code || failed_status || typed || says_failed(map)) && has_text {
             self.has_error_envelope = true;
         }
         // WeChat-style `{"errcode": 40001, "errmsg": "..."}`, `{"ret": -1, "msg": "..."}`,
@@ -363,16 +382,24 @@ impl Evidence {
         if self.has_error_envelope {
             self.push_reasons(map);
         }
-        // Bedrock and Cohere errors are a lone `message`, FastAPI's a lone `detail`; no success
-        // body has that shape.
+        // Bedrock and Cohere errors are a lone `message`, FastAPI's a lone `detail`, Go
+        // services' a lone `err`; no success body has that shape.
         if map.len() == 1
-            && ["message", "detail"]
+            && ["message", "detail", "err"]
                 .iter()
                 .any(|k| map.get(*k).is_some_and(Value::is_string))
         {
             self.has_error_envelope = true;
         }
-        for field in ["code", "error_code", "error_type", "status", "__type"] {
+        for field in [
+            "code",
+            "error_code",
+            "error_type",
+            "status",
+            "__type",
+            "errorCode",
+            "ErrorCode",
+        ] {
             if let Some(code) = map.get(field).and_then(code_text) {
                 self.push_code(static_field(field), code);
             }
@@ -384,10 +411,24 @@ impl Evidence {
             "errmsg",
             "detail",
             "errorMessage",
+            "ErrorMessage",
             "error_message",
+            "err",
         ] {
             if let Some(Value::String(message)) = map.get(field) {
                 self.push_message(message);
+            }
+        }
+        // A task's result that failed, one level down: DashScope's `{"output": {"task_status":
+        // "FAILED", "code": ..., "message": ...}}`, task APIs' `{"data": {"status": "failed",
+        // "error": ...}}`.
+        if depth < MAX_NESTING {
+            for field in ["output", "data"] {
+                if let Some(Value::Object(inner)) = map.get(field) {
+                    if says_failed(inner) {
+                        self.read_object(inner, depth + 1);
+                    }
+                }
             }
         }
         if let Some((field, reason)) = refused_stop(map) {
@@ -668,10 +709,19 @@ fn says_failed(map: &Map<String, Value>) -> bool {
                 .any(|w| s.eq_ignore_ascii_case(w))
         })
     };
-    ["success", "ok", "status", "result"]
-        .iter()
-        .any(|k| flag(k, false))
+    [
+        "success",
+        "ok",
+        "status",
+        "result",
+        "isSuccess",
+        "is_success",
+        "succeeded",
+    ]
+    .iter()
+    .any(|k| flag(k, false))
         || flag("error", true)
+        || flag("failed", true)
         || [
             "status",
             "state",
@@ -874,6 +924,7 @@ fn static_field(field: &str) -> &'static str {
         "error_code" => "error_code",
         "error_type" => "error_type",
         "__type" => "__type",
+        "errorCode" | "ErrorCode" => "errorCode",
         _ => "status",
     }
 }

@@ -3041,6 +3041,65 @@ fn refusals_named_by_what_filters_look_for() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn more_envelopes_that_say_a_200_failed() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // camelCase and PascalCase code and message fields.
+        (
+            200,
+            r#"{"errorCode":"RATE_LIMIT_EXCEEDED","errorMessage":"Too many requests, slow down"}"#,
+            RateLimited,
+        ),
+        (
+            200,
+            r#"{"ErrorCode":"QuotaExhausted","ErrorMessage":"Your quota has been exhausted"}"#,
+            QuotaExhausted,
+        ),
+        // A lone `err`; `error_type` beside a message; `failed`/`isSuccess` flags.
+        (200, r#"{"err":"upstream overloaded"}"#, Overloaded),
+        (
+            200,
+            r#"{"error_type":"server_overloaded","message":"Server is overloaded"}"#,
+            Overloaded,
+        ),
+        (
+            200,
+            r#"{"isSuccess":false,"message":"Rate limit exceeded"}"#,
+            RateLimited,
+        ),
+        (
+            200,
+            r#"{"failed":true,"message":"Monthly quota exhausted"}"#,
+            QuotaExhausted,
+        ),
+        // A task that failed, one level down.
+        (
+            200,
+            r#"{"output":{"task_status":"FAILED","code":"DataInspectionFailed","message":"Input data may contain inappropriate content."}}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"code":0,"data":{"status":"failed","error":"upstream busy, please retry"}}"#,
+            Overloaded,
+        ),
+        // The same fields saying success.
+        (200, r#"{"errorCode":0,"errorMessage":"","data":{}}"#, Ok),
+        (200, r#"{"failed":false,"result":"ok"}"#, Ok),
+        (
+            200,
+            r#"{"output":{"task_status":"SUCCEEDED","results":[{"url":"x"}]}}"#,
+            Ok,
+        ),
+        (
+            200,
+            r#"{"data":{"status":"failed_count","message":"x"}}"#,
+            Ok,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
