@@ -251,6 +251,12 @@ const MISSING: &[&str] = &[
     "利用できません",
     "사용할 수 없",
     "找不到",
+    "未开放",
+    "未開放",
+    "지원하지 않",
+    "サポートされていません",
+    "サポートされていない",
+    "not deployed",
     "未找到",
     "没有找到",
     "沒有找到",
@@ -277,6 +283,13 @@ const SIZE: &[&str] = &[
     // "too many total text bytes: 10000002 > 9000000" (Bedrock); not the bytes of one image
     // ("media exceeds size limit: max 10485760 bytes" is a bad request: shrink the image).
     "text bytes",
+    "text",
+    "文本",
+    "文字",
+    "字数",
+    "字數",
+    "テキスト",
+    "텍스트",
     "上下文",
     "輸入",
     "输入",
@@ -316,6 +329,8 @@ const EXCESS: &[&str] = &[
     "must be <=",
     "must be <",
     "less than or equal",
+    // "Requested 150000 tokens, but the model's limit is 128000".
+    "limit is",
     "超长",
     "超長",
     "maximum",
@@ -1426,6 +1441,11 @@ pub fn model_permission_denied(message: &str) -> Option<String> {
         "not allowed to use",
         "not authorized to use",
         "not authorized to access",
+        "访问权限",
+        "訪問權限",
+        "无权",
+        "無權",
+        "권한이 없",
     ];
     if permission_denied(message).is_some() {
         if let Some(model) = first(message, THE_MODEL) {

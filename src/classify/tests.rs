@@ -3100,6 +3100,54 @@ fn more_envelopes_that_say_a_200_failed() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn models_kept_or_missing_and_texts_too_long_in_more_words() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            400,
+            r#"{"error":{"message":"该模型暂未开放"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"您没有该模型的访问权限"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"지원하지 않는 모델입니다"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            422,
+            r#"{"detail":"Model mistral-large is not deployed"}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Requested 150000 tokens, but the model's limit is 128000."}}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"文本过长，请缩短后重试"}}"#,
+            ContextOverflow,
+        ),
+        // A limit of a rate stays a rate; a count of tools is a field's bound.
+        (
+            429,
+            r#"{"error":{"message":"Your rate limit is 10000 tokens per minute"}}"#,
+            RateLimited,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"The maximum number of tools is 128"}}"#,
+            BadRequest,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
