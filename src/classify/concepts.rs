@@ -577,6 +577,13 @@ const CAPACITY: &[&str] = &[
     "過負荷",
     "混雑",
     "混み合って",
+    // "ただいまアクセスが集中しています": many callers at once.
+    "アクセスが集中",
+    // The provider's servers or compute ("服务器资源不足", "算力不足"), not the caller's
+    // resource package (资源包), which is a prepaid quota.
+    "服务器资源",
+    "伺服器資源",
+    "算力",
     "과부하",
     "혼잡",
     "перегруж",
@@ -987,6 +994,8 @@ const USED_UP: &[&str] = &[
     "run out",
     "ran out",
     "depleted",
+    // "You have used all of your free requests".
+    "used all",
     "已用完",
     "已用尽",
     "已达",
@@ -1122,7 +1131,14 @@ const COUNTED: &[&str] = &[
 
 /// Gone, as a grant is; a size is "exceeded" ("token count exceeds the maximum" is a prompt too
 /// large), never "exhausted".
-const GONE: &[&str] = &["exhausted", "depleted", "used up", "run out", "ran out"];
+const GONE: &[&str] = &[
+    "exhausted",
+    "depleted",
+    "used up",
+    "run out",
+    "ran out",
+    "used all",
+];
 
 /// Whether a message speaks of a limit, quota or allowance at all.
 pub fn allowance_word_in(message: &str) -> bool {

@@ -1364,6 +1364,8 @@ fn indicative_phrase(evidence: &Evidence) -> Option<Decision> {
                 "reduce concurrency",
                 "high concurrency",
                 "too many concurrent",
+                "too many parallel",
+                "too many simultaneous",
                 "qps",
                 "rpm",
                 "tpm",

@@ -3148,6 +3148,38 @@ fn models_kept_or_missing_and_texts_too_long_in_more_words() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn capacity_concurrency_and_free_grants_in_more_words() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            429,
+            r#"{"error":{"message":"当前服务器资源不足，请稍后再试"}}"#,
+            Overloaded,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"ただいまアクセスが集中しています"}}"#,
+            Overloaded,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Too many parallel requests from this API key"}}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"You have used all of your free requests. Please upgrade."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"You have used all your requests for this minute"}}"#,
+            RateLimited,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
