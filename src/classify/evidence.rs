@@ -317,6 +317,17 @@ impl Evidence {
                 }
             }
         }
+        // Bedrock's stream exceptions as its SDKs hand them over: `{"throttlingException":
+        // {"message": "Too many tokens ..."}}`, `{"modelStreamErrorException": {...}}`.
+        if map.len() == 1 {
+            if let Some((name, Value::Object(exception))) = map.iter().next() {
+                if name.ends_with("Exception") && exception.contains_key("message") {
+                    self.has_error_envelope = true;
+                    self.push_code("exception", name.clone());
+                    self.read_error_object(exception, depth);
+                }
+            }
+        }
         // Top-level fields: Anthropic's `type: error`, DashScope/SiliconFlow `code`+`message`,
         // Baidu `error_code`+`error_msg`, TGI `error_type`, Bedrock/Cohere `message`, FastAPI
         // `detail`, xAI `code`+`error`.

@@ -3180,6 +3180,33 @@ fn capacity_concurrency_and_free_grants_in_more_words() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn bedrock_stream_exceptions_as_sdks_hand_them_over() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            200,
+            r#"{"throttlingException":{"message":"Too many tokens, please wait before trying again."}}"#,
+            RateLimited,
+        ),
+        (
+            200,
+            r#"{"modelStreamErrorException":{"message":"Model stream error","originalStatusCode":503}}"#,
+            Overloaded,
+        ),
+        (
+            200,
+            r#"{"validationException":{"message":"messages.1.content: field required"}}"#,
+            BadRequest,
+        ),
+        (
+            200,
+            r#"{"contentBlockDelta":{"delta":{"text":"Exception handling"},"contentBlockIndex":0}}"#,
+            Ok,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
