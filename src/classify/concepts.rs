@@ -257,6 +257,10 @@ const MISSING: &[&str] = &[
     "サポートされていません",
     "サポートされていない",
     "not deployed",
+    // A relay that has no price or route for the model ("模型 x 倍率或价格未配置").
+    "not configured",
+    "未配置",
+    "未設定",
     "未找到",
     "没有找到",
     "沒有找到",
