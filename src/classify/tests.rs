@@ -3124,6 +3124,11 @@ fn models_kept_or_missing_and_texts_too_long_in_more_words() {
             ModelUnavailable,
         ),
         (
+            500,
+            r#"{"error":{"message":"模型 gpt-5 倍率或价格未配置，请联系管理员设置","type":"new_api_error"}}"#,
+            ModelUnavailable,
+        ),
+        (
             400,
             r#"{"error":{"message":"Requested 150000 tokens, but the model's limit is 128000."}}"#,
             ContextOverflow,
