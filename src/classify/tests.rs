@@ -3212,6 +3212,28 @@ fn bedrock_stream_exceptions_as_sdks_hand_them_over() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn timeouts_in_more_words() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            500,
+            r#"{"error":{"message":"Request to upstream exceeded the time limit of 600 seconds"}}"#,
+            Timeout,
+        ),
+        (
+            500,
+            r#"{"error":{"message":"応答がタイムアウトしました"}}"#,
+            Timeout,
+        ),
+        (
+            500,
+            r#"{"error":{"message":"요청 시간이 초과되었습니다"}}"#,
+            Timeout,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
