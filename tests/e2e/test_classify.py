@@ -81,6 +81,10 @@ CASES = [
     # `extensions.reason`.
     ("acme-3", 502, {}, {"detail": {"type": "error", "error": {"type": "api_error", "message": "The upstream provider account is out of credit or over its billing limit. Top up the provider account, or route this model to a provider that has credit."}}}, "quota_exhausted", None, True),
     ("acme-3", 400, {}, {"status_code": 400, "error": "Bad Request", "message": "Invalid argument or out of range", "extensions": {"code": "INVALID_INPUT", "state": None, "reason": "3 INVALID_ARGUMENT: input tokens (35000) plus prefix length (0) must be < 4096"}}, "context_overflow", None, True),
+    # Written here, on this session's wordings (not from the corpus): tokens run out in Russian,
+    # too many parallel requests "from this API key" (a rate, not a key refused).
+    ("acme-3", 429, {}, {"error": {"message": "Закончились токены. Пополните баланс."}}, "quota_exhausted", None, True),
+    ("acme-3", 429, {}, {"error": {"message": "Too many parallel requests from this API key"}}, "rate_limited", None, False),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
@@ -123,6 +127,19 @@ def test_success_carries_no_error_headers_and_counts_tokens(envoy, mock):
     usage = r.json()["usage"]
     wait_for(lambda: envoy.metric("llm_fallback_tokens", model="gpt-4o", direction="input") == before_in + usage["prompt_tokens"], 5, "input tokens")
     assert envoy.metric("llm_fallback_tokens", model="gpt-4o", direction="output") == before_out + usage["completion_tokens"]
+
+
+def test_cloudflares_rate_limit_page_is_read_by_its_headline_not_its_title(envoy, mock):
+    # Error 1015: titled "Access denied", the h2 says why. An auth reading would stop the key.
+    page = ('<!DOCTYPE html><html><head><title>Access denied | api.example.com used Cloudflare to restrict access</title></head>'
+            '<body><div id="cf-wrapper"><h1 data-translate="block_headline"><span class="cf-error-type">Error</span> <span>1015</span></h1>'
+            '<h2 class="cf-subheadline" data-translate="block_subheadline">You are being rate limited</h2>'
+            '<p>The owner of this website (api.example.com) has banned you temporarily from accessing this website.</p></div></body></html>')
+    mock.script("acme-1", steps=[{"status": 429, "headers": {"content-type": "text/html"}, "body": page}])
+    r = post(envoy, "acme-1")
+    assert r.status_code == 429
+    assert r.text == page
+    assert r.headers["x-llm-error-class"] == "rate_limited", r.headers.get("x-llm-error-reason")
 
 
 def test_large_error_body_is_judged_on_its_head_and_delivered_whole(envoy, mock):
