@@ -1142,6 +1142,8 @@ const GONE: &[&str] = &[
     "run out",
     "ran out",
     "used all",
+    // "You have consumed all included tokens for your plan".
+    "consumed all",
 ];
 
 /// Whether a message speaks of a limit, quota or allowance at all.
@@ -1175,8 +1177,21 @@ pub fn too_large(message: &str) -> Option<String> {
     // "Invalid token in prompt: 123456. Minimum value is 0, maximum value is 100257": the range
     // of a value, not the size of a prompt.
     // "Processing time exceeded the model timeout length": a time, not a size.
+    // "Token quota exceeded for this month", "今月のトークン上限に達しました": a grant, not a
+    // window of context.
+    const GRANTED: &[&str] = &[
+        "quota",
+        "quotas",
+        "配额",
+        "配額",
+        "クォータ",
+        "할당량",
+        "квот",
+    ];
     if first(message, RATE_WINDOW).is_some()
         || first(message, BILLING).is_some()
+        || first(message, GRANTED).is_some()
+        || super::LONG_WINDOW.iter().any(|w| has_phrase(message, w))
         || has_phrase(message, "minimum value")
         || ["timeout", "timed out", "took too long"]
             .iter()

@@ -675,6 +675,10 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
         "敏感内容",
     ];
     if let Some(p) = phrase_in(evidence, QUOTA) {
+        // "Tokens per minute budget exceeded": a budget of a minute is a rate.
+        if p.contains("budget") && concepts::per_minute_limit_in(&evidence.messages) {
+            return Some((ErrorClass::RateLimited, format!("{p} of a minute")));
+        }
         return Some((ErrorClass::QuotaExhausted, p));
     }
     if let Some(p) = allowance_used_up(evidence) {
@@ -1434,6 +1438,9 @@ fn indicative_phrase(evidence: &Evidence) -> Option<Decision> {
             &[
                 "exceeded your current quota",
                 "exceeded current quota",
+                // OpenAI's code quoted in a wrapper's message ("Provider returned error:
+                // insufficient_quota").
+                "insufficient_quota",
                 // "Gemini API free tier is not available in your country. Please enable billing".
                 "enable billing",
                 "quota exceeded",

@@ -3234,6 +3234,44 @@ fn timeouts_in_more_words() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn a_grant_of_tokens_is_not_a_context_window() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            429,
+            r#"{"error":{"message":"Token quota exceeded for this month"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"今月のトークン上限に達しました"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"You have consumed all included tokens for your plan"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            500,
+            r#"{"error":{"message":"Provider returned error: insufficient_quota"}}"#,
+            QuotaExhausted,
+        ),
+        // A budget of a minute is a rate; a prompt over the window stays a size.
+        (
+            429,
+            r#"{"error":{"message":"Tokens per minute budget exceeded, retry in 12s"}}"#,
+            RateLimited,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Prompt exceeds max length"}}"#,
+            ContextOverflow,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
