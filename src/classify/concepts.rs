@@ -152,6 +152,7 @@ const SHORTAGE: &[&str] = &[
     "ありません",
     "없습니다",
     "不足して",
+    "도달",
     "부족",
     "초과",
     "소진",
@@ -1000,6 +1001,12 @@ const USED_UP: &[&str] = &[
     "depleted",
     // "You have used all of your free requests".
     "used all",
+    "used its entire",
+    "used your entire",
+    "used the entire",
+    "达到",
+    "達到",
+    "도달",
     "已用完",
     "已用尽",
     "已达",
@@ -1087,6 +1094,12 @@ const GRANT: &[&str] = &[
     "allotment",
     "allotted",
     "credits",
+    // "Out of premium requests": the requests a plan grants, counted by the month.
+    "premium requests",
+    "premium request",
+    // "The number of requests for this API key has reached its cap".
+    "its cap",
+    "your cap",
     "配额",
     "配額",
     "额度",
@@ -1144,6 +1157,8 @@ const GONE: &[&str] = &[
     "used all",
     // "You have consumed all included tokens for your plan".
     "consumed all",
+    // "You have no more generations left".
+    "no more",
 ];
 
 /// Whether a message speaks of a limit, quota or allowance at all.

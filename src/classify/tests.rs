@@ -3272,6 +3272,49 @@ fn a_grant_of_tokens_is_not_a_context_window() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn grants_used_up_in_more_words() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            429,
+            r#"{"error":{"message":"The number of requests for this API key has reached its cap"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Out of premium requests"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"You have no more generations left"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Your organization has used its entire allocation"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"사용 한도에 도달했습니다"}}"#,
+            QuotaExhausted,
+        ),
+        // A limit of a minute stays a rate.
+        (
+            429,
+            r#"{"error":{"message":"已达到每分钟请求上限"}}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"No more requests allowed this minute"}}"#,
+            RateLimited,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
