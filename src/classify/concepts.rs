@@ -1530,6 +1530,14 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
             "daily",
             "weekly",
             "monthly",
+            // `subscription_required`, `NO_ACTIVE_PLAN`, `plan_limit_reached`, `TOKENS_EXHAUSTED`
+            // (not every "exhausted": `capacity_exhausted` is the provider's).
+            "subscription",
+            "activeplan",
+            "planlimit",
+            "allowance",
+            "tokensexhausted",
+            "tokenexhausted",
         ],
         ErrorClass::QuotaExhausted,
     ),

@@ -3315,6 +3315,34 @@ fn grants_used_up_in_more_words() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn codes_of_plans_and_tokens_used_up_are_stops() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            403,
+            r#"{"error":{"message":"Forbidden","code":"subscription_required"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            402,
+            r#"{"error":{"message":"Payment Required","code":"NO_ACTIVE_PLAN"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Too Many Requests","code":"TOKENS_EXHAUSTED"}}"#,
+            QuotaExhausted,
+        ),
+        // The provider's capacity used up is not the caller's grant.
+        (
+            429,
+            r#"{"error":{"message":"Too Many Requests","code":"capacity_exhausted"}}"#,
+            Overloaded,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
