@@ -258,6 +258,16 @@ const MISSING: &[&str] = &[
     "サポートされていません",
     "サポートされていない",
     "not deployed",
+    // "不支持的模型", "无效的模型", "模型名称错误", "該模型已停用", "더 이상 지원되지 않습니다".
+    "不支持",
+    "无效的模型",
+    "無效的模型",
+    "模型无效",
+    "模型無效",
+    "名称错误",
+    "名稱錯誤",
+    "停用",
+    "지원되지 않",
     // A relay that has no price or route for the model ("模型 x 倍率或价格未配置").
     "not configured",
     "未配置",
@@ -288,6 +298,10 @@ const SIZE: &[&str] = &[
     // "too many total text bytes: 10000002 > 9000000" (Bedrock); not the bytes of one image
     // ("media exceeds size limit: max 10485760 bytes" is a bad request: shrink the image).
     "text bytes",
+    "长度",
+    "長度",
+    "長さ",
+    "길이",
     "text",
     "文本",
     "文字",
@@ -1282,6 +1296,11 @@ const CREDENTIAL: &[&str] = &[
     "secret",
     "密钥",
     "密鑰",
+    // "签名验证失败": a request's signature.
+    "签名",
+    "簽名",
+    "署名",
+    "서명",
     "令牌",
     "鉴权",
     "鑑權",

@@ -3343,6 +3343,50 @@ fn codes_of_plans_and_tokens_used_up_are_stops() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn models_signatures_and_lengths_in_chinese_and_korean() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            400,
+            r#"{"error":{"message":"不支持的模型: gpt-5"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"无效的模型"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"模型名称错误"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"該模型已停用"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"해당 모델은 더 이상 지원되지 않습니다"}}"#,
+            ModelUnavailable,
+        ),
+        (400, r#"{"error":{"message":"签名验证失败"}}"#, Auth),
+        (
+            400,
+            r#"{"error":{"message":"请求内容超出模型最大长度限制"}}"#,
+            ContextOverflow,
+        ),
+        // A sampling parameter the model refuses stays a bad request.
+        (
+            400,
+            r#"{"error":{"message":"该模型不支持 temperature 参数"}}"#,
+            BadRequest,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
