@@ -363,7 +363,7 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
         .or_else(|| prompt_too_large(evidence).map(|p| (ErrorClass::ContextOverflow, p)))
         .or_else(|| concepts::class_of(messages))
         .or_else(|| unlisted_code(evidence))
-        .or_else(|| indicative_phrase(evidence))
+        .or_else(|| indicative_phrase(evidence, answer.status))
         .or_else(|| concepts::capacity_in(messages).map(|r| (ErrorClass::Overloaded, r)));
     if let Some(decision) = strong {
         return Settled::Strong(decision, None);
@@ -1351,7 +1351,7 @@ fn quota_window(id: &str) -> Option<Window> {
     }
 }
 
-fn indicative_phrase(evidence: &Evidence) -> Option<Decision> {
+fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
     const TABLE: &[(&[&str], ErrorClass)] = &[
         (
             &[
@@ -1496,9 +1496,15 @@ fn indicative_phrase(evidence: &Evidence) -> Option<Decision> {
         .iter()
         .find_map(|(phrases, class)| phrase_in(evidence, phrases).map(|p| (*class, p)))?;
     // "Invalid token in prompt: 123456": a token of text, not a credential; "Token quota
-    // exhausted for this API key": the key names whose grant is used up.
+    // exhausted for this API key": the key names whose grant is used up; "This API key is
+    // sending requests too quickly" under a 429: the key names whose rate it is (a key refused
+    // is read before, by its rejection word; an IP allowlist stays `auth`).
+    let names_a_key = ["\"api key\"", "\"api-key\"", "\"x-api-key\""]
+        .iter()
+        .any(|k| phrase.ends_with(k));
     if class == ErrorClass::Auth
-        && (evidence.messages.iter().any(|m| concepts::text_token(m))
+        && ((status == 429 && names_a_key)
+            || evidence.messages.iter().any(|m| concepts::text_token(m))
             || concepts::grant_used_up_in(&evidence.messages).is_some())
     {
         return None;

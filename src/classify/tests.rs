@@ -3387,6 +3387,34 @@ fn models_signatures_and_lengths_in_chinese_and_korean() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn a_key_named_under_a_429_is_whose_rate_it_is() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            429,
+            r#"{"error":{"message":"This API key is sending requests too quickly"}}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"API key throttled"}}"#,
+            RateLimited,
+        ),
+        // A key refused, under any status, is still `auth`.
+        (
+            429,
+            r#"{"error":{"message":"Invalid API key provided"}}"#,
+            Auth,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"API key does not have access to this endpoint"}}"#,
+            Auth,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
