@@ -177,6 +177,12 @@ const MODEL: &[&str] = &[
     "модел",
 ];
 
+/// A model named in another language ("模型", "モデル", "모델", "модель"): the words of
+/// [`MODEL`] that are not English.
+pub fn model_word_in(message: &str) -> bool {
+    !message.is_ascii() && MODEL.iter().any(|w| !w.is_ascii() && message.contains(w))
+}
+
 /// Not there, or not for this caller.
 const MISSING: &[&str] = &[
     "not found",
@@ -1220,7 +1226,7 @@ pub fn too_large(message: &str) -> Option<String> {
     if first(message, RATE_WINDOW).is_some()
         || first(message, BILLING).is_some()
         || first(message, GRANTED).is_some()
-        || super::LONG_WINDOW.iter().any(|w| has_phrase(message, w))
+        || first(message, super::LONG_WINDOW).is_some()
         || has_phrase(message, "minimum value")
         || ["timeout", "timed out", "took too long"]
             .iter()

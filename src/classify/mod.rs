@@ -968,15 +968,7 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
 
 /// Whether a message speaks of a model ("the model `x`", "models/gemini-1.0-pro", "模型").
 fn mentions_model(message: &str) -> bool {
-    has_phrase(message, "model") || message.contains("models/") || model_word_in(message)
-}
-
-/// A model named in another language ("模型", "モデル", "모델", "модель").
-fn model_word_in(message: &str) -> bool {
-    !message.is_ascii()
-        && ["模型", "モデル", "모델", "модел"]
-            .iter()
-            .any(|w| message.contains(w))
+    has_phrase(message, "model") || message.contains("models/") || concepts::model_word_in(message)
 }
 
 /// Whether any message names a model as a word ("model: claude-x", "unknown model"); a path
@@ -985,7 +977,7 @@ fn names_model(evidence: &Evidence) -> bool {
     evidence
         .messages
         .iter()
-        .any(|m| has_phrase(m, "model") || model_word_in(m))
+        .any(|m| has_phrase(m, "model") || concepts::model_word_in(m))
 }
 
 /// "Not found" codes say nothing about what was not found: a model only when a message names
