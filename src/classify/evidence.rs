@@ -371,7 +371,10 @@ impl Evidence {
         // inside a 200): an error status in the body's own `status`.
         let failed_status = map.get("status").and_then(http_status).is_some();
         // TGI-style `error_type` beside a message names an error.
-        let typed = map.contains_key("error_type");
+        let typed = map
+            .get("error_type")
+            .and_then(Value::as_str)
+            .is_some_and(|t| !t.trim().is_empty());
         if (failed_code || failed_status || typed || says_failed(map)) && has_text {
             self.has_error_envelope = true;
         }

@@ -565,12 +565,17 @@ fn occurrences<'a>(haystack: &'a [u8], needle: &'a [u8]) -> impl Iterator<Item =
 }
 
 fn phrase_in(evidence: &Evidence, phrases: &[&str]) -> Option<String> {
+    matched_phrase(evidence, phrases).map(|p| format!("message \"{p}\""))
+}
+
+/// The first of `phrases` that a message holds as words.
+fn matched_phrase<'p>(evidence: &Evidence, phrases: &[&'p str]) -> Option<&'p str> {
     evidence.messages.iter().find_map(|m| {
         pairs::with(m, |held| {
             phrases
                 .iter()
                 .find(|p| held.may_hold(p) && word_offsets(m, p).next().is_some())
-                .map(|p| format!("message \"{p}\""))
+                .copied()
         })
     })
 }
@@ -1484,16 +1489,15 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
             ErrorClass::BadRequest,
         ),
     ];
-    let (class, phrase) = TABLE
+    let (class, matched) = TABLE
         .iter()
-        .find_map(|(phrases, class)| phrase_in(evidence, phrases).map(|p| (*class, p)))?;
+        .find_map(|(phrases, class)| matched_phrase(evidence, phrases).map(|p| (*class, p)))?;
+    let phrase = format!("message \"{matched}\"");
     // "Invalid token in prompt: 123456": a token of text, not a credential; "Token quota
     // exhausted for this API key": the key names whose grant is used up; "This API key is
     // sending requests too quickly" under a 429: the key names whose rate it is (a key refused
     // is read before, by its rejection word; an IP allowlist stays `auth`).
-    let names_a_key = ["\"api key\"", "\"api-key\"", "\"x-api-key\""]
-        .iter()
-        .any(|k| phrase.ends_with(k));
+    let names_a_key = ["api key", "api-key", "x-api-key"].contains(&matched);
     if class == ErrorClass::Auth
         && ((status == 429 && names_a_key)
             || evidence.messages.iter().any(|m| concepts::text_token(m))

@@ -3062,6 +3062,17 @@ fn more_envelopes_that_say_a_200_failed() {
             r#"{"error_type":"server_overloaded","message":"Server is overloaded"}"#,
             Overloaded,
         ),
+        // An empty `error_type` names nothing: a success that carries a message.
+        (
+            200,
+            r#"{"error_type":null,"message":"Server is overloaded"}"#,
+            Ok,
+        ),
+        (
+            200,
+            r#"{"error_type":"","message":"Server is overloaded"}"#,
+            Ok,
+        ),
         (
             200,
             r#"{"isSuccess":false,"message":"Rate limit exceeded"}"#,
