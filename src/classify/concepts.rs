@@ -183,6 +183,54 @@ pub fn model_word_in(message: &str) -> bool {
     !message.is_ascii() && MODEL.iter().any(|w| !w.is_ascii() && message.contains(w))
 }
 
+/// How model names begin ("gpt-4o", "claude-3-5-sonnet", "meta-llama/llama-3.1-8b",
+/// "qwen2.5:7b"): the families a message may name a model by without the word "model".
+const MODEL_FAMILIES: &[&str] = &[
+    "gpt-",
+    "claude-",
+    "gemini-",
+    "gemma",
+    "llama",
+    "qwen",
+    "deepseek-",
+    "mistral-",
+    "mixtral-",
+    "codestral",
+    "glm-",
+    "ernie-",
+    "moonshot-",
+    "kimi-",
+    "grok-",
+    "command-r",
+    "doubao-",
+    "hunyuan-",
+    "minimax-",
+    "phi-",
+];
+
+/// The model a message names by its id ("Your plan does not include access to gpt-4o"): a
+/// word that begins with a model family and carries a version or variant (a digit or a
+/// hyphen past the family's name), so that "the Llama family" is not an id.
+pub fn model_id_in(message: &str) -> Option<&str> {
+    if !MODEL_FAMILIES
+        .iter()
+        .any(|f| message.contains(f.trim_end_matches('-')))
+    {
+        return None;
+    }
+    message
+        .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | ':' | '/')))
+        .flat_map(|word| word.rsplit('/').next())
+        .find(|id| {
+            MODEL_FAMILIES.iter().any(|f| {
+                id.strip_prefix(f).is_some_and(|rest| {
+                    f.ends_with('-') && !rest.is_empty()
+                        || rest.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == ':')
+                })
+            })
+        })
+}
+
 /// Not there, or not for this caller.
 const MISSING: &[&str] = &[
     "not found",
@@ -508,6 +556,17 @@ const SAFETY: &[&str] = &[
     "banned word",
     "banned words",
     "banned content",
+    // Word filters: "The prompt contains words that are not allowed", "disallowed words".
+    "words that are not allowed",
+    "disallowed",
+    "forbidden word",
+    "forbidden words",
+    "profanity",
+    "obscene",
+    "offensive",
+    "blocklist",
+    "blocklisted",
+    "denylist",
     // What a filter names: personal data, copyright, "involving porn/politics" (not topics
     // such as violence, which a completion may speak of).
     "pii",
@@ -782,7 +841,7 @@ pub fn quota(message: &str) -> Option<String> {
     }
     // "This feature requires an active subscription": another account's plan serves (a model
     // kept for a plan is `model_unavailable`, read where a model word is).
-    if first(message, MODEL).is_none() {
+    if first(message, MODEL).is_none() && model_id_in(message).is_none() {
         if let Some((requires, plan)) = near(message, REQUIRES, PLAN).filter(|(_, p)| *p != "terms")
         {
             return Some(format!("concept \"{requires}\" + plan \"{plan}\""));
@@ -894,7 +953,11 @@ const CAPABILITY: &[&str] = &[
     "this operation",
     "vision",
     "image input",
+    "image inputs",
     "images",
+    "video",
+    "videos",
+    "pdf",
     "audio",
     "embeddings",
     "工具",
@@ -912,7 +975,9 @@ fn model_lacks_capability(message: &str) -> Option<String> {
     }
     // Ollama names the model without the word: "registry.ollama.ai/library/gemma3:1b does not
     // support tools". Not an endpoint or API that does not.
-    if ["endpoint", "api", "parameter"]
+    // Nor a format ("audio input format not supported: must be wav or mp3"): the same model
+    // serves the request in another format.
+    if ["endpoint", "api", "parameter", "format"]
         .iter()
         .any(|w| has_phrase(message, w))
     {
@@ -1199,7 +1264,11 @@ pub fn geo_blocked(message: &str) -> Option<String> {
 
 /// A model kept for another plan ("Model requires a Pro subscription"): another model serves.
 fn model_needs_plan(message: &str) -> Option<String> {
-    let (model, requires) = near(message, MODEL, REQUIRES)?;
+    let (model, requires) = near(message, MODEL, REQUIRES).or_else(|| {
+        // "Your plan does not include access to gpt-4o": the model named by its id.
+        let id = model_id_in(message)?;
+        Some((id, first(message, REQUIRES)?))
+    })?;
     let plan = first(message, PLAN)?;
     Some(format!(
         "concept model \"{model}\" + \"{requires}\" + \"{plan}\""

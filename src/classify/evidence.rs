@@ -547,14 +547,20 @@ impl Evidence {
     /// `extensions.reason`): a sentence there is a message; a field name (`messages[2].content`)
     /// or a code (`RATE_LIMIT_EXCEEDED`) is not.
     fn push_reasons(&mut self, envelope: &Map<String, Value>) {
+        // `{"result": "error", "reason": "Insufficient credits"}`: a reason in words is the
+        // message of an envelope that has no other (a code-like reason has no space).
+        let alone = !["message", "msg", "errmsg", "error_msg", "detail", "error"]
+            .iter()
+            .any(|k| envelope.contains_key(*k));
         let extensions = envelope.get("extensions").and_then(Value::as_object);
-        for text in [
-            envelope.get("param"),
-            envelope.get("reason"),
-            extensions.and_then(|e| e.get("reason")),
+        for (text, alone) in [
+            (envelope.get("param"), false),
+            (envelope.get("reason"), alone),
+            (extensions.and_then(|e| e.get("reason")), false),
         ] {
             if let Some(Value::String(text)) = text {
-                if text.len() > 24 && text.split_whitespace().nth(3).is_some() {
+                let sentence = text.len() > 24 && text.split_whitespace().nth(3).is_some();
+                if sentence || (alone && text.trim().contains(' ')) {
                     self.push_message(text);
                 }
             }

@@ -1367,6 +1367,12 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "too many concurrent",
                 "too many parallel",
                 "too many simultaneous",
+                "throttled",
+                "throttling",
+                "per second",
+                "request rate",
+                "too frequent",
+                "too frequently",
                 "qps",
                 "rpm",
                 "tpm",
@@ -1402,6 +1408,7 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "too busy",
                 "server is busy",
                 "访问量过大",
+                "请求量过大",
                 "繁忙",
                 "перегружен",
             ],
@@ -1417,7 +1424,22 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "took too long",
                 "took longer than",
                 "too long to respond",
+                // Not "did not respond" alone: "Service temporarily unavailable. The model did
+                // not respond to this request" names no time.
+                "not respond within",
+                "respond in time",
+                "no response within",
+                "processing time",
+                "execution time",
+                "execution exceeded",
+                // "stream idle for 300s": no byte came for longer than the gateway waits.
+                "idle for",
+                "stream idle",
                 "超时",
+                "时间过长",
+                "時間過長",
+                "処理時間",
+                "응답 시간",
                 "超時",
                 "time limit",
                 "タイムアウト",
@@ -1505,6 +1527,11 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
     {
         return None;
     }
+    // "The server is currently handling too many requests" under a 5xx: everyone's requests,
+    // the provider's load; "You have sent too many requests" stays the caller's rate.
+    if matched == "too many requests" && status >= 500 && load_on_server(evidence) {
+        return Some((ErrorClass::Overloaded, format!("{phrase} on the server")));
+    }
     // "Quota exceeded for ...tokens_per_minute...": a quota word of a short window is waited out.
     if class == ErrorClass::QuotaExhausted && concepts::short_window_in(&evidence.messages) {
         return Some((
@@ -1513,6 +1540,19 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
         ));
     }
     Some((class, phrase))
+}
+
+/// Whether a message speaks of the server's load, not the caller's requests: the server is
+/// its subject and no word addresses the caller.
+fn load_on_server(evidence: &Evidence) -> bool {
+    evidence.messages.iter().any(|m| {
+        ["server", "we are", "we're", "service is"]
+            .iter()
+            .any(|w| has_phrase(m, w))
+            && !["you", "your", "api key", "user"]
+                .iter()
+                .any(|w| has_phrase(m, w))
+    })
 }
 
 /// A failure on the provider's side that names no cause ("internal error", "service

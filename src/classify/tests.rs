@@ -3426,6 +3426,115 @@ fn a_key_named_under_a_429_is_whose_rate_it_is() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn throttling_time_limits_word_filters_and_model_ids() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Throttling, per-second rates, requests too frequent, a request rate.
+        (
+            403,
+            r#"{"error":{"message":"Throttled: exceeded 5 requests per second"}}"#,
+            RateLimited,
+        ),
+        (200, r#"{"code":429,"message":"too frequent"}"#, RateLimited),
+        (
+            503,
+            r#"{"error":{"message":"Request rate increased too quickly. Please reduce your request rate."}}"#,
+            RateLimited,
+        ),
+        // The server's load under a 5xx; the caller's requests stay a rate.
+        (
+            503,
+            r#"{"error":{"message":"The server is currently handling too many requests"}}"#,
+            Overloaded,
+        ),
+        (
+            503,
+            r#"{"error":{"message":"You have sent too many requests to the server"}}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"当前模型请求量过大，请稍后重试"}}"#,
+            Overloaded,
+        ),
+        // Time limits named by what ran out of time.
+        (
+            500,
+            r#"{"error":{"message":"Request exceeded maximum processing time of 600 seconds"}}"#,
+            Timeout,
+        ),
+        (
+            500,
+            r#"{"error":{"message":"The model did not respond within 120 seconds"}}"#,
+            Timeout,
+        ),
+        (500, r#"{"error":{"message":"处理时间过长"}}"#, Timeout),
+        (
+            500,
+            r#"{"error":{"message":"Function execution exceeded the 60s limit"}}"#,
+            Timeout,
+        ),
+        (
+            500,
+            r#"{"error":{"message":"stream idle for 300s, aborting"}}"#,
+            Timeout,
+        ),
+        // Word filters.
+        (
+            400,
+            r#"{"error":{"message":"The prompt contains words that are not allowed."}}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Your prompt was flagged for profanity"}}"#,
+            ContentPolicy,
+        ),
+        // A model named by its id, kept for another plan; a model that cannot read images; a
+        // format the same model reads in another form.
+        (
+            403,
+            r#"{"error":{"message":"Your plan does not include access to gpt-4o"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"Your plan does not include this feature"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"This model does not support image inputs"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"audio input format not supported: must be wav or mp3"}}"#,
+            BadRequest,
+        ),
+        // A reason in words, alone in its envelope.
+        (
+            200,
+            r#"{"result":"error","reason":"Insufficient credits"}"#,
+            QuotaExhausted,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn model_ids_are_told_from_family_names() {
+    use super::concepts::model_id_in;
+    assert_eq!(model_id_in("access to gpt-4o"), Some("gpt-4o"));
+    assert_eq!(
+        model_id_in("model meta-llama/llama-3.1-8b is gated"),
+        Some("llama-3.1-8b")
+    );
+    assert_eq!(model_id_in("pull qwen2.5:7b first"), Some("qwen2.5:7b"));
+    assert_eq!(model_id_in("the llama family"), None);
+    assert_eq!(model_id_in("deepseek is busy"), None);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
