@@ -1093,7 +1093,9 @@ const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
     // Anthropic's 413: "Request exceeds the maximum allowed number of bytes", a body size no
     // model takes (a prompt too large for the window is `invalid_request_error` there).
     ("request_too_large", ErrorClass::BadRequest),
-    ("string_above_max_length", ErrorClass::ContextOverflow),
+    // OpenAI's per-field cap (10 MiB strings), checked before any model: a larger window does
+    // not help, the request must be cut.
+    ("string_above_max_length", ErrorClass::BadRequest),
     // Content policy.
     ("content_policy_violation", ErrorClass::ContentPolicy),
     ("hooks_failed", ErrorClass::ContentPolicy), // Portkey: a guardrail's check failed

@@ -3512,6 +3512,12 @@ fn throttling_time_limits_word_filters_and_model_ids() {
             r#"{"error":{"message":"audio input format not supported: must be wav or mp3"}}"#,
             BadRequest,
         ),
+        // OpenAI's per-field string cap: no larger window helps, the request must be cut.
+        (
+            400,
+            r#"{"error":{"message":"Invalid 'messages[2].content': string too long. Expected a string with maximum length 1048576, but got a string with length 2000000 instead.","type":"invalid_request_error","code":"string_above_max_length"}}"#,
+            BadRequest,
+        ),
         // A reason in words, alone in its envelope.
         (
             200,
