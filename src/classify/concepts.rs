@@ -1293,6 +1293,7 @@ pub fn too_large(message: &str) -> Option<String> {
         "квот",
     ];
     if first(message, RATE_WINDOW).is_some()
+        || timed_window_in(message)
         || first(message, BILLING).is_some()
         || first(message, GRANTED).is_some()
         || first(message, super::LONG_WINDOW).is_some()
@@ -1768,7 +1769,42 @@ const MODEL_REFUSED: &[&str] = &[
 
 /// Whether a message states a short window (per minute, per second, a wait of seconds).
 pub fn short_window_in(messages: &[String]) -> bool {
-    messages.iter().any(|m| first(m, SHORT_WINDOW).is_some())
+    messages
+        .iter()
+        .any(|m| first(m, SHORT_WINDOW).is_some() || timed_window_in(m))
+}
+
+/// A window of seconds or minutes stated with its number: "per 10 seconds", "per 60s", "a
+/// 60-second window", "1 minute window".
+pub fn timed_window_in(message: &str) -> bool {
+    const UNITS: &[&str] = &[
+        "seconds", "second", "secs", "sec", "s", "minutes", "minute", "mins", "min", "m",
+    ];
+    fn unit_after(rest: &str) -> Option<&str> {
+        let rest = rest.trim_start_matches([' ', '-']);
+        UNITS.iter().find_map(|u| {
+            let after = rest.strip_prefix(u)?;
+            (!after.starts_with(|c: char| c.is_ascii_alphanumeric())).then_some(after)
+        })
+    }
+    message
+        .match_indices(|c: char| c.is_ascii_digit())
+        .any(|(i, _)| {
+            let bytes = message.as_bytes();
+            // The first digit of a number only.
+            if i > 0 && bytes.get(i - 1).is_some_and(u8::is_ascii_digit) {
+                return false;
+            }
+            let digits = message
+                .get(i..)
+                .unwrap_or_default()
+                .trim_start_matches(|c: char| c.is_ascii_digit());
+            let Some(after) = unit_after(digits) else {
+                return false;
+            };
+            let before = message.get(..i).unwrap_or_default();
+            before.ends_with("per ") || after.trim_start_matches([' ', '-']).starts_with("window")
+        })
 }
 
 /// Whether a message states a limit per minute or second (the window itself, not a wait).

@@ -731,9 +731,15 @@ const CONCURRENCY: &[&str] = &[
 /// One request larger than the whole window's limit ("on tokens per minute (TPM): Limit 7000,
 /// Used 0, Requested 7895"): no wait lets it through, a model with a larger limit might.
 fn request_above_limit(message: &str) -> Option<String> {
-    let limit = number_after(message, "limit")?;
     let requested = number_after(message, "requested")?;
-    (requested > limit).then(|| format!("message \"requested {requested}\" > \"limit {limit}\""))
+    // "Requested 9000 tokens, but the model supports at most 8192": a bound of tokens (not
+    // "requested 5 images, at most 4").
+    let tokens = has_phrase(message, "tokens");
+    let (word, limit) = ["limit", "at most", "maximum of", "up to"]
+        .iter()
+        .filter(|w| **w == "limit" || tokens)
+        .find_map(|w| number_after(message, w).map(|n| (*w, n)))?;
+    (requested > limit).then(|| format!("message \"requested {requested}\" > \"{word} {limit}\""))
 }
 
 /// The number that follows `word` (after spaces, `:`, `~`, `=`), thousands separators and all.
@@ -973,7 +979,10 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
 
 /// Whether a message speaks of a model ("the model `x`", "models/gemini-1.0-pro", "模型").
 fn mentions_model(message: &str) -> bool {
-    has_phrase(message, "model") || message.contains("models/") || concepts::model_word_in(message)
+    has_phrase(message, "model")
+        || message.contains("models/")
+        || concepts::model_word_in(message)
+        || concepts::model_id_in(message).is_some()
 }
 
 /// Whether any message names a model as a word ("model: claude-x", "unknown model"); a path

@@ -3518,6 +3518,34 @@ fn throttling_time_limits_word_filters_and_model_ids() {
             r#"{"error":{"message":"Invalid 'messages[2].content': string too long. Expected a string with maximum length 1048576, but got a string with length 2000000 instead.","type":"invalid_request_error","code":"string_above_max_length"}}"#,
             BadRequest,
         ),
+        // A window of seconds stated with its number is a rate, not a size.
+        (
+            429,
+            r#"{"error":{"message":"Token limit per 60s window exceeded, retry in 12s"}}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Request limit of 3 per 10 seconds exceeded"}}"#,
+            RateLimited,
+        ),
+        // A token count over the model's bound, stated as "at most".
+        (
+            400,
+            r#"{"error":{"message":"Requested 9000 tokens, but the model supports at most 8192"}}"#,
+            ContextOverflow,
+        ),
+        // A model gone or refused, named by its id.
+        (
+            400,
+            r#"{"error":{"message":"claude-2.1 is no longer available"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"gemini-1.0-pro is not supported for generateContent"}}"#,
+            ModelUnavailable,
+        ),
         // A reason in words, alone in its envelope.
         (
             200,
@@ -3538,6 +3566,29 @@ fn model_ids_are_told_from_family_names() {
     assert_eq!(model_id_in("pull qwen2.5:7b first"), Some("qwen2.5:7b"));
     assert_eq!(model_id_in("the llama family"), None);
     assert_eq!(model_id_in("deepseek is busy"), None);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn timed_windows_are_told_from_waits_and_sizes() {
+    use super::concepts::timed_window_in;
+    for window in [
+        "limit per 60s window",
+        "3 per 10 seconds",
+        "a 60-second window",
+        "1 minute window",
+        "per 5 min",
+    ] {
+        assert!(timed_window_in(window), "{window}");
+    }
+    for other in [
+        "retry in 12s",
+        "per 5 sessions",
+        "per 2 months",
+        "5 million tokens",
+        "60",
+    ] {
+        assert!(!timed_window_in(other), "{other}");
+    }
 }
 
 #[wasm_bindgen_test(unsupported = test)]
