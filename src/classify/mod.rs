@@ -1820,8 +1820,17 @@ fn adjust_quota_window(
             .codes
             .iter()
             .any(|c| c.value == "resource_exhausted");
+        // "Capacity limits reached for this model": a bare limit beside a capacity word is the
+        // provider's; only a grant used up (quota, credits, usage limit) is the caller's.
+        let capacity =
+            class == ErrorClass::Overloaded && concepts::capacity_in(&evidence.messages).is_some();
+        let used_up = if capacity {
+            concepts::grant_used_up_in
+        } else {
+            concepts::allowance_used_up_in
+        };
         if let (None, false) = (wait_ms, google) {
-            if let Some(p) = concepts::allowance_used_up_in(&evidence.messages) {
+            if let Some(p) = used_up(&evidence.messages) {
                 return (
                     ErrorClass::QuotaExhausted,
                     format!("{reason}, {p} with no wait stated"),

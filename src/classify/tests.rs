@@ -3546,6 +3546,22 @@ fn throttling_time_limits_word_filters_and_model_ids() {
             r#"{"error":{"message":"gemini-1.0-pro is not supported for generateContent"}}"#,
             ModelUnavailable,
         ),
+        // A bare limit beside a capacity word is the provider's; a grant used up is the caller's.
+        (
+            429,
+            r#"{"error":{"message":"Capacity limits reached for this model in this region"}}"#,
+            Overloaded,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"High demand: your usage limit has been reached"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"無料枠を使い切りました"}}"#,
+            QuotaExhausted,
+        ),
         // A reason in words, alone in its envelope.
         (
             200,
