@@ -588,6 +588,8 @@ const SAFETY: &[&str] = &[
     "不安全",
     "审核",
     "審核",
+    // "input content audit failed" (iFlytek).
+    "audit",
     "違反",
     "不適切",
     "有害",
@@ -706,6 +708,12 @@ const SHORT_WINDOW: &[&str] = &[
     "每分鐘",
     "毎分",
     "분당",
+    // "1分あたりの上限（60回）", "每秒", "초당".
+    "分あたり",
+    "秒あたり",
+    "每秒",
+    "毎秒",
+    "초당",
 ];
 
 /// Most bytes between two words of one concept: they must belong to the same clause

@@ -259,8 +259,13 @@ impl Evidence {
             _ => {}
         }
         // NAVER CLOVA Studio: `{"status": {"code": "40003", "message": "..."}}`.
+        // Its successes say `{"status": {"code": "20000", "message": "OK"}}`.
         if let Some(Value::Object(status)) = map.get("status") {
-            if status.contains_key("code") && status.contains_key("message") {
+            let succeeded = status
+                .get("code")
+                .and_then(code_text)
+                .is_some_and(|c| matches!(c.trim(), "0" | "200" | "20000"));
+            if !succeeded && status.contains_key("code") && status.contains_key("message") {
                 self.has_error_envelope = true;
                 self.read_error_object(status, depth);
             }
@@ -334,7 +339,12 @@ impl Evidence {
         if map.get("type").and_then(Value::as_str) == Some("error") {
             self.has_error_envelope = true;
         }
-        if map.contains_key("error_code") || map.contains_key("error_msg") {
+        // Baidu's successes carry `"error_code": 0, "error_msg": ""`.
+        let error_msg = map
+            .get("error_msg")
+            .and_then(Value::as_str)
+            .is_some_and(|m| !m.is_empty());
+        if failing_code(map, "error_code").is_some() || error_msg {
             self.has_error_envelope = true;
         }
         // Java- and .NET-style `{"errorCode": "...", "errorMessage": "..."}` (either case).
@@ -785,6 +795,7 @@ pub(crate) const REFUSED_STOPS: &[&str] = &[
     "guardrail_intervened",
     "error_toxic",
     "blacklist",
+    "alternative_status_content_filter",
 ];
 
 /// The refusal a 200 answer ends with, as (field, stop reason), wherever a provider puts its
@@ -836,8 +847,13 @@ fn refused_stop(map: &Map<String, Value>) -> Option<(&'static str, &str)> {
     {
         return Some(found);
     }
-    let lists: [(&'static str, Option<&Value>); 4] = [
+    let lists: [(&'static str, Option<&Value>); 5] = [
         ("finish_reason", map.get("choices")),
+        // YandexGPT: `{"result": {"alternatives": [{"status": "ALTERNATIVE_STATUS_CONTENT_FILTER"}]}}`.
+        (
+            "alternatives.status",
+            map.get("result").and_then(|r| r.get("alternatives")),
+        ),
         (
             "finish_reason",
             map.get("output").and_then(|o| o.get("choices")),
@@ -848,11 +864,16 @@ fn refused_stop(map: &Map<String, Value>) -> Option<(&'static str, &str)> {
             map.get("Response").and_then(|r| r.get("Choices")),
         ),
     ];
-    if let Some(found) = lists
-        .into_iter()
-        .find_map(|(field, list)| in_list(list, field).map(|r| (field, r)))
-    {
+    if let Some(found) = lists.into_iter().find_map(|(field, list)| {
+        let key = field.rsplit('.').next().unwrap_or(field);
+        in_list(list, key).map(|r| (field, r))
+    }) {
         return Some(found);
+    }
+    // ERNIE: `"need_clear_history": true` says the user's input carried a safety risk and the
+    // conversation must be dropped (its canned reply is not an answer).
+    if map.get("need_clear_history").and_then(Value::as_bool) == Some(true) {
+        return Some(("need_clear_history", "sensitive"));
     }
     map.get("amazon-bedrock-guardrailAction")
         .and_then(Value::as_str)

@@ -942,6 +942,13 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
         "not available in your region",
         "is missing conversation_config",
         "模型不存在",
+        // Still loading ("モデル 'x' を読み込み中です", "模型加载中").
+        "読み込み中",
+        "ロード中",
+        "加载中",
+        "載入中",
+        "로딩 중",
+        "로드 중",
     ];
     const ALONE: &[&str] = &[
         "no endpoints found",
@@ -1195,6 +1202,21 @@ const FIELD_CODES: &[(&str, &[(&str, ErrorClass)])] = &[
 ];
 
 fn specific_code(evidence: &Evidence, now_unix_ms: u64) -> Option<Decision> {
+    // Google's `ErrorInfo.reason` says more than its canonical status: `BILLING_DISABLED` under
+    // `PERMISSION_DENIED` is a billing stop, not a bad key.
+    const GOOGLE_REASONS: &[(&str, ErrorClass)] = &[
+        ("billing_disabled", ErrorClass::QuotaExhausted),
+        ("api_key_invalid", ErrorClass::Auth),
+        ("api_key_expired", ErrorClass::Auth),
+    ];
+    if let Some((code, class)) = evidence.codes.iter().find_map(|c| {
+        let (_, class) = GOOGLE_REASONS
+            .iter()
+            .find(|(r, _)| c.field == "error.details.reason" && *r == c.value)?;
+        Some((c, *class))
+    }) {
+        return Some((class, format!("{}={}", code.field, code.value)));
+    }
     for code in &evidence.codes {
         let scoped = FIELD_CODES
             .iter()
@@ -1391,6 +1413,9 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "请求频率",
                 "请求过于频繁",
                 "流量受限",
+                // Flow control: "日流控超限" (a daily window, read as a stop after).
+                "流控",
+                "限流",
                 "并发",
                 "超过限额",
                 "слишком много запросов",
@@ -1496,6 +1521,8 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "黑名单",
                 "access terminated",
                 "invalid token",
+                // AWS IAM: "User: arn:... is not authorized to perform: bedrock:InvokeModel".
+                "not authorized to perform",
                 "request not allowed",
                 "user not found",
                 "鉴权",
@@ -1581,6 +1608,13 @@ fn unnamed_failure(evidence: &Evidence) -> Option<Decision> {
         "experienced an error",
         "error was encountered while running the model",
         "服务不可用",
+        // A relay's transport failure to its upstream ("read tcp ...: connection reset by
+        // peer", "dial tcp ...: connection refused"): the upstream is down or shedding load.
+        "connection reset",
+        "reset by peer",
+        "connection refused",
+        "broken pipe",
+        "unexpected eof",
     ];
     phrase_in(evidence, NO_CAUSE).map(|p| (ErrorClass::Overloaded, p))
 }

@@ -3572,6 +3572,79 @@ fn throttling_time_limits_word_filters_and_model_ids() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn successes_regional_refusals_and_transport_failures() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Successes in envelopes that also carry errors: CLOVA's status object, Baidu's zero code.
+        (
+            200,
+            r#"{"status":{"code":"20000","message":"OK"},"result":{"message":{"role":"assistant","content":"'Too many requests' errors clear after a retry."}}}"#,
+            Ok,
+        ),
+        (
+            200,
+            r#"{"error_code":0,"error_msg":"","id":"as-1","object":"chat.completion","result":"The daily request limit for this API is 300,000 calls."}"#,
+            Ok,
+        ),
+        (
+            200,
+            r#"{"status":{"code":"40003","message":"Rate limit exceeded"}}"#,
+            RateLimited,
+        ),
+        // YandexGPT's filtered alternative; ERNIE's input flagged for clearing.
+        (
+            200,
+            r#"{"result":{"alternatives":[{"message":{"role":"assistant","text":"..."},"status":"ALTERNATIVE_STATUS_CONTENT_FILTER"}]}}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"id":"as-2","result":"我是文心一言，目前还不能回答这个问题。","need_clear_history":true,"ban_round":-1}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"header":{"code":10013,"message":"input content audit failed","status":2}}"#,
+            ContentPolicy,
+        ),
+        // Flow control over a day is a stop; per minute in Japanese, a rate.
+        (
+            200,
+            r#"{"header":{"code":11201,"message":"授权错误：日流控超限。超过当日最大访问量的限制","status":2}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"code":"too_many_requests","message":"リクエストが多すぎます。1分あたりの上限（60回）に達しました。"}}"#,
+            RateLimited,
+        ),
+        // A relay that could not reach its upstream.
+        (
+            500,
+            r#"{"error":{"message":"do request failed: Post \"https://api.example.com/v1/chat/completions\": read tcp 10.0.0.5:51234->1.2.3.4:443: read: connection reset by peer","type":"one_api_error","code":"do_request_failed"}}"#,
+            Overloaded,
+        ),
+        // A model still loading, in Japanese.
+        (
+            503,
+            r#"{"error":"モデル 'elyza-jp-8b' を読み込み中です。しばらくしてから再度お試しください。"}"#,
+            ModelUnavailable,
+        ),
+        // Google's ErrorInfo reason over its canonical status; AWS IAM's refusal.
+        (
+            403,
+            r#"{"error":{"code":403,"message":"This API method requires billing to be enabled.","status":"PERMISSION_DENIED","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"BILLING_DISABLED","domain":"googleapis.com"}]}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"message":"User: arn:aws:iam::123456789012:user/ci is not authorized to perform: bedrock:InvokeModel on resource: arn:aws:bedrock:us-east-1::foundation-model/* with an explicit deny"}"#,
+            Auth,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn model_ids_are_told_from_family_names() {
     use super::concepts::model_id_in;
     assert_eq!(model_id_in("access to gpt-4o"), Some("gpt-4o"));
