@@ -212,10 +212,13 @@ const MODEL_FAMILIES: &[&str] = &[
 /// word that begins with a model family and carries a version or variant (a digit or a
 /// hyphen past the family's name), so that "the Llama family" is not an id.
 pub fn model_id_in(message: &str) -> Option<&str> {
-    if !MODEL_FAMILIES
-        .iter()
-        .any(|f| message.contains(f.trim_end_matches('-')))
-    {
+    let named = super::pairs::with(message, |held| {
+        MODEL_FAMILIES.iter().any(|f| {
+            let family = f.trim_end_matches('-');
+            held.may_hold(family) && message.contains(family)
+        })
+    });
+    if !named {
         return None;
     }
     message
@@ -588,8 +591,11 @@ const SAFETY: &[&str] = &[
     "不安全",
     "审核",
     "審核",
-    // "input content audit failed" (iFlytek).
+    // "input content audit failed" (iFlytek); "Failure to pass the risk control system".
     "audit",
+    "risk control",
+    "风控",
+    "風控",
     "違反",
     "不適切",
     "有害",
@@ -1614,7 +1620,12 @@ pub fn model_permission_denied(message: &str) -> Option<String> {
     if first(message, RATE_WINDOW).is_some() {
         return None;
     }
-    named_pair(message, MODEL, DENIED, "model kept")
+    named_pair(message, MODEL, DENIED, "model kept").or_else(|| {
+        // "您无权访问 glm-4-plus": the model named by its id.
+        let id = model_id_in(message)?;
+        let denied = first(message, DENIED)?;
+        Some(format!("concept model kept \"{id}\" + \"{denied}\""))
+    })
 }
 
 /// Word families of codes nobody listed (`FreeUsageLimitError`, `BudgetExceeded`,

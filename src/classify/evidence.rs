@@ -376,6 +376,7 @@ impl Evidence {
             "err",
         ]
         .iter()
+        .chain(TASK_FAILURE_TEXT)
         .any(|k| map.get(*k).is_some_and(Value::is_string));
         // `{"status": "434", "msg": "Access to the current AK has been blocked ..."}` (iFlow
         // inside a 200): an error status in the body's own `status`.
@@ -441,6 +442,29 @@ impl Evidence {
         ] {
             if let Some(Value::String(message)) = map.get(field) {
                 self.push_message(message);
+            }
+        }
+        // A task or job that failed says why in a field of its own (`"failure"`,
+        // `"failure_reason"`, `"task_status_msg"`), an `error` string (RunPod, the upstream's
+        // body as JSON) or `details.error`; one that ran out of time has only its status
+        // (`"status": "TIMED_OUT"`).
+        if says_failed(map) || timed_out(map) {
+            let details = map.get("details").and_then(|d| d.get("error"));
+            let texts = TASK_FAILURE_TEXT
+                .iter()
+                .chain(&["error"])
+                .filter_map(|field| map.get(*field))
+                .chain(details)
+                .filter_map(Value::as_str)
+                .filter(|text| !text.is_empty());
+            for text in texts {
+                self.has_error_envelope = true;
+                self.read_embedded(text, depth);
+                self.push_message(text);
+            }
+            if timed_out(map) {
+                self.has_error_envelope = true;
+                self.push_code("status", "timed_out".to_owned());
             }
         }
         // A task's result that failed, one level down: DashScope's `{"output": {"task_status":
@@ -603,7 +627,7 @@ impl Evidence {
                 self.push_code(name, code);
             }
         }
-        for field in ["message", "Message", "msg", "detail"] {
+        for field in ["message", "Message", "msg", "detail", "description"] {
             match error.get(field) {
                 Some(Value::String(message)) => {
                     self.push_message(message);
@@ -730,6 +754,24 @@ impl Evidence {
 /// Whether a body says in so many words that the call failed: `"success"`, `"ok"`, `"status"`
 /// or `"result"` of `false`, `"error": true`, `"status"`, `"state"` or `"result"` of
 /// `error`/`fail`/`failed`/`failure`.
+/// Where task and job APIs say why a task failed.
+const TASK_FAILURE_TEXT: &[&str] = &[
+    "failure",
+    "failure_reason",
+    "failureReason",
+    "task_status_msg",
+    "fail_reason",
+];
+
+/// A task or job whose status says it ran out of time (RunPod `TIMED_OUT`).
+fn timed_out(map: &Map<String, Value>) -> bool {
+    ["status", "state", "task_status"].iter().any(|k| {
+        map.get(*k).and_then(Value::as_str).is_some_and(|s| {
+            s.eq_ignore_ascii_case("timed_out") || s.eq_ignore_ascii_case("timeout")
+        })
+    })
+}
+
 fn says_failed(map: &Map<String, Value>) -> bool {
     let flag = |key: &str, failed: bool| map.get(key).and_then(Value::as_bool) == Some(failed);
     let word = |key: &str| {
@@ -869,6 +911,29 @@ fn refused_stop(map: &Map<String, Value>) -> Option<(&'static str, &str)> {
         in_list(list, key).map(|r| (field, r))
     }) {
         return Some(found);
+    }
+    // OpenAI's own refusal: `choices[].message.refusal` (Chat Completions), a `refusal`
+    // content part of `output[]` (Responses).
+    let chat_refusal = map
+        .get("choices")
+        .and_then(Value::as_array)
+        .and_then(|c| c.first())
+        .and_then(|c| c.get("message"))
+        .and_then(|m| m.get("refusal"))
+        .and_then(Value::as_str)
+        .is_some_and(|r| !r.is_empty());
+    let output_refusal = map
+        .get("output")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .take(MAX_ITEMS)
+        .filter_map(|item| item.get("content").and_then(Value::as_array))
+        .flatten()
+        .take(MAX_ITEMS)
+        .any(|part| part.get("type").and_then(Value::as_str) == Some("refusal"));
+    if chat_refusal || output_refusal {
+        return Some(("refusal", "refusal"));
     }
     // ERNIE: `"need_clear_history": true` says the user's input carried a safety risk and the
     // conversation must be dropped (its canned reply is not an answer).

@@ -942,6 +942,12 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
         "not available in your region",
         "is missing conversation_config",
         "模型不存在",
+        // Discontinued ("서비스가 종료되었습니다", "提供を終了しました", "已停止服务").
+        "서비스가 종료",
+        "서비스 종료",
+        "提供を終了",
+        "停止服务",
+        "停止服務",
         // Still loading ("モデル 'x' を読み込み中です", "模型加载中").
         "読み込み中",
         "ロード中",
@@ -962,6 +968,12 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
         "deployment for this resource does not exist",
         "model not exist",
         "location is not supported",
+        // "image_url is only supported by certain models": a capability this model lacks.
+        "only supported by certain models",
+        // A local server with nothing loaded (LM Studio, text-generation-webui).
+        "no model is loaded",
+        "no model loaded",
+        "no models loaded",
     ];
     if let Some(p) = phrase_in(evidence, ALONE) {
         return Some((ErrorClass::ModelUnavailable, p));
@@ -1072,8 +1084,6 @@ const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
     ("serviceunavailableexception", ErrorClass::Overloaded),
     ("unavailable", ErrorClass::Overloaded),
     ("internalserverexception", ErrorClass::Overloaded),
-    ("internal_server_error", ErrorClass::Overloaded),
-    ("internalservererror", ErrorClass::Overloaded),
     ("modelstreamerrorexception", ErrorClass::Overloaded),
     ("cf_bad_gateway", ErrorClass::Overloaded),
     ("throttling.allocationquota", ErrorClass::RateLimited),
@@ -1160,12 +1170,15 @@ const GENERIC_CODES: &[(&str, ErrorClass)] = &[
     ("badrequesterror", ErrorClass::BadRequest),
     ("bad_request", ErrorClass::BadRequest),
     ("invalid_parameter", ErrorClass::BadRequest),
+    ("invalid_param", ErrorClass::BadRequest),
     ("invalidparameter", ErrorClass::BadRequest),
     ("failed_precondition", ErrorClass::BadRequest),
     // "Something failed on our side": the message says what (Anthropic `api_error` with
     // "Unauthorized", OpenAI `server_error` with "The model is overloaded").
     ("server_error", ErrorClass::Overloaded),
     ("api_error", ErrorClass::Overloaded),
+    ("internal_server_error", ErrorClass::Overloaded),
+    ("internalservererror", ErrorClass::Overloaded),
     ("internal", ErrorClass::Overloaded),
 ];
 
@@ -1412,6 +1425,9 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "速率限制",
                 "请求频率",
                 "请求过于频繁",
+                "过于频繁",
+                "太频繁",
+                "過於頻繁",
                 "流量受限",
                 // Flow control: "日流控超限" (a daily window, read as a stop after).
                 "流控",
@@ -1523,6 +1539,8 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "invalid token",
                 // AWS IAM: "User: arn:... is not authorized to perform: bedrock:InvokeModel".
                 "not authorized to perform",
+                "authorization header",
+                "authorization 헤더",
                 "request not allowed",
                 "user not found",
                 "鉴权",

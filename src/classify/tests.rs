@@ -3645,6 +3645,104 @@ fn successes_regional_refusals_and_transport_failures() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn task_apis_refusals_and_relay_wordings() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Task and job APIs that failed, and why, in fields of their own.
+        (
+            200,
+            r#"{"id":"t1","status":"FAILED","failure":"The prompt was flagged by our content moderation system.","failureCode":"SAFETY.INPUT.TEXT"}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"id":"t2","state":"failed","failure_reason":"400: prompt not allowed because advanced moderation failed"}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"id":"t3","status":"Error","result":null,"details":{"error":"Generation failed due to a temporary backend capacity issue."}}"#,
+            Overloaded,
+        ),
+        (
+            200,
+            r#"{"delayTime":812,"executionTime":600013,"id":"sync-1","status":"TIMED_OUT"}"#,
+            Timeout,
+        ),
+        (
+            200,
+            r#"{"delayTime":451,"error":"{\"error_message\": \"This model's maximum context length is 32768 tokens. However, you requested 33912 tokens.\"}","id":"sync-2","status":"FAILED"}"#,
+            ContextOverflow,
+        ),
+        // A generic server-error code says less than the message beside it.
+        (
+            200,
+            "data: {\"event\":\"error\",\"status\":500,\"code\":\"internal_server_error\",\"message\":\"[bedrock] Error: Read timed out. (read timeout=600)\"}\n\n",
+            Timeout,
+        ),
+        (
+            200,
+            "data: {\"event\":\"error\",\"status\":400,\"code\":\"invalid_param\",\"message\":\"query is required\"}\n\n",
+            BadRequest,
+        ),
+        // Errors listed with a `description`.
+        (
+            403,
+            r#"{"tpe":"FailResponse","errors":[{"description":"Your organization has used all of the API words included in its subscription for this month.","key":"fail.organization.subscription.limit"}]}"#,
+            QuotaExhausted,
+        ),
+        // Nothing loaded; a capability only some models have; a model named by id, kept or gone.
+        (
+            503,
+            r#"{"error":{"message":"No model is loaded. Load a model from the Model tab.","type":"service_unavailable","code":503}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Invalid content type. image_url is only supported by certain models.","type":"invalid_request_error"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            403,
+            r#"{"error":{"code":"1220","message":"您无权访问 glm-4-plus，请在控制台开通该模型后重试。"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"type":"invalid_request_error","message":"요청하신 'gpt-4-vision-preview'는 2024년 12월 6일부로 서비스가 종료되었습니다."}}"#,
+            ModelUnavailable,
+        ),
+        // OpenAI's own refusals in a 200.
+        (
+            200,
+            r#"{"id":"resp_1","object":"response","status":"completed","output":[{"type":"message","content":[{"type":"refusal","refusal":"I'm sorry, but I can't help with that request."}]}]}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"id":"c1","choices":[{"message":{"role":"assistant","content":null,"refusal":"I can't help with that."},"finish_reason":"stop"}]}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"id":"c2","choices":[{"message":{"role":"assistant","content":"Hi","refusal":null},"finish_reason":"stop"}]}"#,
+            Ok,
+        ),
+        // Calls too frequent (a quota word beside them names whose); a malformed auth header.
+        (
+            200,
+            r#"{"code":429,"msg":"当前令牌额度调用过于频繁，请 3 秒后再试","data":null}"#,
+            RateLimited,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Authorization 헤더가 없거나 형식이 올바르지 않습니다.","code":"INVALID_AUTH_HEADER"}}"#,
+            Auth,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn model_ids_are_told_from_family_names() {
     use super::concepts::model_id_in;
     assert_eq!(model_id_in("access to gpt-4o"), Some("gpt-4o"));
