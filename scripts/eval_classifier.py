@@ -29,6 +29,9 @@ ROOT = Path(__file__).resolve().parents[1]
 CLI = ROOT / "target/release/llm-fallback"
 FIXTURES = ROOT / "tests/fixtures/provider_errors.jsonl"
 CORPUS = sorted(glob.glob(str(ROOT / "tests/fixtures/corpus/*.jsonl")))
+# Probe answers written blind by helper sessions (not captured answers; see their README):
+# printed as a regression check, never part of the development or test figures.
+PROBES = sorted(glob.glob(str(ROOT / "tests/fixtures/probes/*.tsv")))
 TEST_SHARE = 0.4
 
 GROUP = {
@@ -71,6 +74,22 @@ def load() -> list[dict]:
             entry = json.loads(line)
             entry["part"] = part_of(entry["source"])
             rows.append(entry)
+    return rows
+
+
+def load_probes() -> list[dict]:
+    rows = []
+    for path in PROBES:
+        name = Path(path).stem
+        for n, line in enumerate(Path(path).read_text().splitlines(), 1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            status, want, body = line.split("\t", 2)
+            # Non-JSON bodies (SSE, plain text) write their newlines as `\n`.
+            if not body.startswith(("{", "[")):
+                body = body.replace("\\n", "\n")
+            rows.append({"id": f"{name}:{n}", "provider": name, "status": int(status), "headers": {},
+                         "body": body, "expect": {"class": want}, "source": f"probes/{name}"})
     return rows
 
 
@@ -129,6 +148,8 @@ def main() -> int:
         parts[entry["part"]].append((entry, classify(entry)))
     dev = report("development (fixtures + development part of the corpus)", parts["development"])
     report("test (held-out corpus, test part)", parts["test"])
+    probes = [(entry, classify(entry)) for entry in load_probes()]
+    report("probes (written blind by helper sessions; not real answers, tuned on after their first reading)", probes)
     if args.misses:
         print("\n## development misses")
         for e, got in parts["development"]:
