@@ -855,9 +855,9 @@ pub fn quota(message: &str) -> Option<String> {
     }
     // "This feature requires an active subscription": another account's plan serves (a model
     // kept for a plan is `model_unavailable`, read where a model word is).
-    if first(message, MODEL).is_none() && model_id_in(message).is_none() {
-        if let Some((requires, plan)) = near(message, REQUIRES, PLAN).filter(|(_, p)| *p != "terms")
-        {
+    let required = near(message, REQUIRES, PLAN).filter(|(_, p)| *p != "terms");
+    if let Some((requires, plan)) = required {
+        if first(message, MODEL).is_none() && model_id_in(message).is_none() {
             return Some(format!("concept \"{requires}\" + plan \"{plan}\""));
         }
     }
@@ -1810,6 +1810,9 @@ pub fn timed_window_in(message: &str) -> bool {
             let after = rest.strip_prefix(u)?;
             (!after.starts_with(|c: char| c.is_ascii_alphanumeric())).then_some(after)
         })
+    }
+    if !(message.contains("per ") || message.contains("window")) {
+        return false;
     }
     message
         .match_indices(|c: char| c.is_ascii_digit())

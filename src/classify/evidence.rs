@@ -448,7 +448,8 @@ impl Evidence {
         // `"failure_reason"`, `"task_status_msg"`), an `error` string (RunPod, the upstream's
         // body as JSON) or `details.error`; one that ran out of time has only its status
         // (`"status": "TIMED_OUT"`).
-        if says_failed(map) || timed_out(map) {
+        let timed_out = timed_out(map);
+        if timed_out || says_failed(map) {
             let details = map.get("details").and_then(|d| d.get("error"));
             let texts = TASK_FAILURE_TEXT
                 .iter()
@@ -462,7 +463,7 @@ impl Evidence {
                 self.read_embedded(text, depth);
                 self.push_message(text);
             }
-            if timed_out(map) {
+            if timed_out {
                 self.has_error_envelope = true;
                 self.push_code("status", "timed_out".to_owned());
             }

@@ -985,14 +985,18 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
     {
         return Some((ErrorClass::ModelUnavailable, p));
     }
+    // The phrase first (ruled out by the message's pairs, usually), then whether the message
+    // speaks of a model.
     evidence.messages.iter().find_map(|m| {
+        let p = pairs::with(m, |held| {
+            ABOUT_MODEL
+                .iter()
+                .find(|p| held.may_hold(p) && has_phrase(m, p))
+        })?;
         if !mentions_model(m) || concepts::parameter_refused(m).is_some() {
             return None;
         }
-        ABOUT_MODEL
-            .iter()
-            .find(|p| has_phrase(m, p))
-            .map(|p| (ErrorClass::ModelUnavailable, format!("message \"{p}\"")))
+        Some((ErrorClass::ModelUnavailable, format!("message \"{p}\"")))
     })
 }
 
