@@ -1675,9 +1675,20 @@ fn unlisted_code(evidence: &Evidence) -> Option<Decision> {
         })
     });
     // A relay's rate code over a message that speaks of the upstream's load ("当前分组上游负载
-    // 已饱和" under `RateLimitReached`): the words are the more specific.
+    // 已饱和" under `RateLimitReached`) or of a quota used up with no short window
+    // (`litellm.RateLimitError: ... You exceeded your current quota`): the words are the more
+    // specific, and reading a stop as a rate is the costlier mistake.
+    const QUOTA_USED: &[&str] = &[
+        "exceeded your current quota",
+        "insufficient_quota",
+        "quota exceeded",
+        "quota has been exhausted",
+    ];
     match decision {
         Some((ErrorClass::RateLimited, reason)) if !short_window => {
+            if let Some(q) = phrase_in(evidence, QUOTA_USED) {
+                return Some((ErrorClass::QuotaExhausted, format!("{reason}, {q}")));
+            }
             match concepts::capacity_in(&evidence.messages) {
                 Some(c) => Some((ErrorClass::Overloaded, format!("{reason}, {c}"))),
                 None => Some((ErrorClass::RateLimited, reason)),

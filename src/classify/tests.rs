@@ -3728,6 +3728,18 @@ fn task_apis_refusals_and_relay_wordings() {
             r#"{"id":"c2","choices":[{"message":{"role":"assistant","content":"Hi","refusal":null},"finish_reason":"stop"}]}"#,
             Ok,
         ),
+        // A wrapper's rate exception around a quota used up is a stop; around a per-minute
+        // limit, a rate.
+        (
+            429,
+            r#"{"error":{"message":"litellm.RateLimitError: RateLimitError: OpenAIException - You exceeded your current quota, please check your plan and billing details.","type":null,"code":"429"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"litellm.RateLimitError: RateLimitError: OpenAIException - Rate limit reached on requests per min (RPM): Limit 500.","type":null,"code":"429"}}"#,
+            RateLimited,
+        ),
         // Calls too frequent (a quota word beside them names whose); a malformed auth header.
         (
             200,
