@@ -752,9 +752,6 @@ impl Evidence {
     }
 }
 
-/// Whether a body says in so many words that the call failed: `"success"`, `"ok"`, `"status"`
-/// or `"result"` of `false`, `"error": true`, `"status"`, `"state"` or `"result"` of
-/// `error`/`fail`/`failed`/`failure`.
 /// Where task and job APIs say why a task failed.
 const TASK_FAILURE_TEXT: &[&str] = &[
     "failure",
@@ -773,6 +770,9 @@ fn timed_out(map: &Map<String, Value>) -> bool {
     })
 }
 
+/// Whether a body says in so many words that the call failed: `"success"`, `"ok"`, `"status"`
+/// or `"result"` of `false`, `"error": true`, `"status"`, `"state"` or `"result"` of
+/// `error`/`fail`/`failed`/`failure`.
 fn says_failed(map: &Map<String, Value>) -> bool {
     let flag = |key: &str, failed: bool| map.get(key).and_then(Value::as_bool) == Some(failed);
     let word = |key: &str| {
@@ -846,8 +846,10 @@ pub(crate) const REFUSED_STOPS: &[&str] = &[
 /// (Bedrock Converse; `messageStop.stopReason` in a stream), `finish_reason` of `choices`
 /// (OpenAI-compatible; `output.choices` for DashScope, top level for Cohere v1),
 /// `finishReason` of `candidates` (Gemini), `FinishReason` of `Choices` (Hunyuan, inside
-/// `Response`), `incomplete_details.reason` (OpenAI Responses, also inside `response`), and
-/// Bedrock InvokeModel's `amazon-bedrock-guardrailAction: INTERVENED`.
+/// `Response`), `incomplete_details.reason` (OpenAI Responses, also inside `response`),
+/// YandexGPT's `alternatives[].status`, OpenAI's `message.refusal` and Responses `refusal`
+/// parts, ERNIE's `need_clear_history`, and Bedrock InvokeModel's
+/// `amazon-bedrock-guardrailAction: INTERVENED`.
 fn refused_stop(map: &Map<String, Value>) -> Option<(&'static str, &str)> {
     fn refused(v: Option<&Value>) -> Option<&str> {
         v.and_then(Value::as_str)
