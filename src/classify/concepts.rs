@@ -1322,6 +1322,8 @@ pub fn too_large(message: &str) -> Option<String> {
             .any(|t| has_phrase(message, t))
         // "batch size ... should not be larger than 20": a count of inputs per call.
         || has_phrase(message, "batch size")
+        // Pydantic's "temperature: Input should be less than or equal to 2": a field's value.
+        || has_phrase(message, "input should be")
     {
         return None;
     }

@@ -171,6 +171,9 @@ impl Evidence {
                     "\"sensitive\"",
                     // The Responses API's `response.refusal.delta` events.
                     "\"response.refusal.",
+                    // Gemini's blocked prompt; a relay's `{"code": ..., "msg": ...}`.
+                    "\"promptFeedback\"",
+                    "\"msg\"",
                 ]
                 .iter()
                 .any(|k| payload.contains(k));
@@ -227,9 +230,14 @@ impl Evidence {
     fn read_json(&mut self, value: &Value, depth: usize) {
         match value {
             Value::Array(items) => {
-                // Gemini and Vertex wrap the error object in a one-element array.
-                if let Some(first) = items.first() {
-                    self.read_json(first, depth);
+                // Gemini and Vertex wrap the error object in a one-element array; a streamed
+                // array (`streamGenerateContent` without SSE) ends with it after candidates.
+                let error = items
+                    .iter()
+                    .take(MAX_ITEMS)
+                    .find(|item| item.get("error").is_some());
+                if let Some(item) = error.or_else(|| items.first()) {
+                    self.read_json(item, depth);
                 }
             }
             Value::String(s) => self.push_message(s),
@@ -337,6 +345,10 @@ impl Evidence {
         // Baidu `error_code`+`error_msg`, TGI `error_type`, Bedrock/Cohere `message`, FastAPI
         // `detail`, xAI `code`+`error`.
         if map.get("type").and_then(Value::as_str) == Some("error") {
+            self.has_error_envelope = true;
+        }
+        // AWS's JSON protocol: `{"__type": "ThrottlingException", "message": "..."}`.
+        if map.contains_key("__type") && map.get("message").is_some_and(Value::is_string) {
             self.has_error_envelope = true;
         }
         // Baidu's successes carry `"error_code": 0, "error_msg": ""`.

@@ -3740,6 +3740,33 @@ fn task_apis_refusals_and_relay_wordings() {
             r#"{"error":{"message":"litellm.RateLimitError: RateLimitError: OpenAIException - Rate limit reached on requests per min (RPM): Limit 500.","type":null,"code":"429"}}"#,
             RateLimited,
         ),
+        // Streams and arrays that carry their error after other items; AWS's JSON protocol.
+        (
+            200,
+            r#"[{"candidates":[{"content":{"parts":[{"text":"Here is"}],"role":"model"},"index":0}]},{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}]"#,
+            Overloaded,
+        ),
+        (
+            200,
+            "data: {\"code\":\"insufficient_user_quota\",\"msg\":\"用户额度不足\",\"data\":null}\n\n",
+            QuotaExhausted,
+        ),
+        (
+            200,
+            "data: {\"promptFeedback\":{\"blockReason\":\"PROHIBITED_CONTENT\"},\"modelVersion\":\"gemini-2.5-pro\"}\n\n",
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"message":"ThrottlingException: Too many requests, please wait before trying again.","__type":"ThrottlingException"}"#,
+            RateLimited,
+        ),
+        // Pydantic's "Input should be" is a field's value, not an input too large.
+        (
+            400,
+            r#"{"object":"error","message":"1 validation error for ChatCompletionRequest: temperature: Input should be less than or equal to 2","type":"BadRequestError","code":400}"#,
+            BadRequest,
+        ),
         // Calls too frequent (a quota word beside them names whose); a malformed auth header.
         (
             200,
