@@ -698,9 +698,17 @@ fn name_cluster(
     };
     if !found {
         let wanted = cluster.unwrap_or_else(|| request.cluster.clone());
-        out.route_next(wanted.clone());
-        request.named_cluster = Some(wanted);
+        let replacing = request.named_cluster.replace(wanted.clone());
+        out.route_next(wanted, replacing);
     }
+}
+
+/// The host could not write the name of the next attempt's cluster (Envoy's dynamic-module
+/// ABI has no stream info left once an attempt has ended): the route still holds `kept`, the
+/// name the failed one was replacing. A retry that lands there went where the route said: the
+/// request is moved to a model served there, and it is not counted as misrouted.
+pub fn not_named(request: &mut Request, kept: Option<String>) {
+    request.named_cluster = kept;
 }
 
 /// Names the cluster of `request.next` (the model the router's retry asks).

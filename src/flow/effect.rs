@@ -22,8 +22,13 @@ pub enum Effect {
     /// Adds to a counter (folded into the Envoy stats by the shell's timer).
     Count(Counter, u64),
     /// Names the cluster the router's next attempt goes to (filter state read by the route's
-    /// matcher cluster specifier; `fallback.providers.switch: in_request`).
-    RouteNext(String),
+    /// matcher cluster specifier; `fallback.providers.switch: in_request`). `replacing` is the
+    /// name it replaces (`None`: nothing named yet): what the route still holds if the host
+    /// cannot write the new one (see [`crate::flow::attempt::not_named`]).
+    RouteNext {
+        cluster: String,
+        replacing: Option<String>,
+    },
 }
 
 /// The effects of one flow step, in order.
@@ -50,8 +55,11 @@ impl Effects {
         }
     }
 
-    pub fn route_next(&mut self, cluster: impl Into<String>) {
-        self.0.push(Effect::RouteNext(cluster.into()));
+    pub fn route_next(&mut self, cluster: impl Into<String>, replacing: Option<String>) {
+        self.0.push(Effect::RouteNext {
+            cluster: cluster.into(),
+            replacing,
+        });
     }
 
     pub fn reply(&mut self, status: u16, headers: ReplyHeaders, body: String) {
@@ -116,7 +124,7 @@ impl Effects {
     /// The cluster the next attempt was sent to last, if any.
     pub fn routed_next(&self) -> Option<&str> {
         self.0.iter().rev().find_map(|e| match e {
-            Effect::RouteNext(cluster) => Some(cluster.as_str()),
+            Effect::RouteNext { cluster, .. } => Some(cluster.as_str()),
             _ => None,
         })
     }

@@ -848,7 +848,7 @@ fn a_switch_decided_without_an_answer_names_the_cluster_and_writes_no_header() {
         assert_eq!(after, After::Next(expected.clone()));
         assert!(
             out.iter()
-                .all(|e| matches!(e, Effect::Count(..) | Effect::RouteNext(_))),
+                .all(|e| matches!(e, Effect::Count(..) | Effect::RouteNext { .. })),
             "no header outside a header phase: {out:?}"
         );
         // Named for the router by the time the retry is picked: when the attempt started
@@ -947,6 +947,54 @@ fn a_retry_picked_before_a_switch_without_an_answer_was_named_is_a_race_not_a_mi
         "the model a serves that can take it (cooling, rather than claude on a provider that \
          does not serve it)"
     );
+    assert_eq!(out.counted(Counter::Misrouted(bed.slot("claude"))), 0);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn a_cluster_the_host_could_not_name_leaves_retries_where_the_route_points_not_misrouted() {
+    let bed = in_request();
+    let mut request = bed.routed("gpt-4o", Safety::Safe);
+    // Another request's failure leaves gpt-4o one failure from an open circuit.
+    let Start::Route {
+        request: mut other, ..
+    } = bed
+        .route_as("r2", "gpt-4o", Safety::Safe, Priority::Normal)
+        .0
+    else {
+        panic!()
+    };
+    let _ = plan_landing(&bed, &mut other, "a");
+    let _ = bed.ended(&mut other, "gpt-4o", crate::attempt::Ending::ConnectFailure);
+    let _ = plan_landing(&bed, &mut request, "a");
+    // Attempt 1 ends without an answer: claude on b is planned and named, but the host has
+    // no stream left to write the name on (Envoy's dynamic-module ABI).
+    let (after, out) = bed.ended(
+        &mut request,
+        "gpt-4o",
+        crate::attempt::Ending::ConnectFailure,
+    );
+    assert_eq!(after, After::Next(Next::Switch("claude".into())));
+    let named = |out: &Effects| {
+        out.iter().find_map(|e| match e {
+            Effect::RouteNext { cluster, replacing } => Some((cluster.clone(), replacing.clone())),
+            _ => None,
+        })
+    };
+    assert_eq!(named(&out), Some(("b".to_owned(), None)));
+    attempt::not_named(&mut request, None);
+    // The retry goes where the route still points (a): the request asks a model served
+    // there, and the route is not blamed.
+    let (plan, out) = plan_landing(&bed, &mut request, "a");
+    assert_eq!(plan.target, "gpt-4o");
+    assert_eq!(out.counted(Counter::Misrouted(bed.slot("claude"))), 0);
+    // Attempt 2 answers an account quota stop: claude on b again. The request knows b was
+    // never named, so it names it now (believing it named would send attempt 3 to a, and
+    // blame the route).
+    let (after, out) = bed.judge_after(&mut request, "gpt-4o", 429, QUOTA);
+    assert_eq!(after, After::Next(Next::Switch("claude".into())));
+    assert_eq!(named(&out), Some(("b".to_owned(), None)));
+    let (plan, out) = plan_landing(&bed, &mut request, "b");
+    assert_eq!(plan.target, "claude");
     assert_eq!(out.counted(Counter::Misrouted(bed.slot("claude"))), 0);
 }
 

@@ -45,19 +45,37 @@ pub fn saw_time(now_ms: u64) {
     LAST_NOW.with(|last| last.set(now_ms));
 }
 
-/// Applies `effects` in order; header effects go to `map`. Returns whether one was a local
-/// reply (the stream then belongs to that reply: its callbacks must not be paused again).
-pub fn apply(plugin: &Plugin, map: MapType, effects: Effects) -> bool {
-    let mut replied = false;
+/// What applying one step's effects came to, beyond the effects themselves.
+#[derive(Debug, Default)]
+pub struct Applied {
+    /// One effect was a local reply (the stream then belongs to that reply: its callbacks
+    /// must not be paused again).
+    pub replied: bool,
+    /// The next attempt's cluster could not be named: the name the route still holds
+    /// (`Some(None)`: nothing named). The request's state must be told
+    /// ([`crate::flow::attempt::not_named`]).
+    pub unnamed: Option<Option<String>>,
+}
+
+/// Applies `effects` in order; header effects go to `map`.
+pub fn apply(plugin: &Plugin, map: MapType, effects: Effects) -> Applied {
+    let mut applied = Applied::default();
     for effect in effects.into_vec() {
         match effect {
             Effect::SetHeader(name, value) => host::set_header(map, name, &value),
             Effect::RemoveHeader(name) => host::remove_header(map, &name),
             Effect::Count(counter, delta) => plugin.metrics.add(counter, delta),
-            Effect::RouteNext(cluster) => {
+            Effect::RouteNext { cluster, replacing } => {
                 let key = &plugin.config.fallback.providers.filter_state_key;
-                if !host::set_property(key, cluster.as_bytes()) {
-                    log::warn!("could not name cluster {cluster} for the next attempt");
+                if host::set_property(key, cluster.as_bytes()) {
+                    applied.unnamed = None;
+                } else {
+                    // After an earlier failure in this step, what the route holds is older.
+                    let kept = applied.unnamed.get_or_insert(replacing);
+                    log::warn!(
+                        "could not name cluster {cluster} for the next attempt: it goes to {}",
+                        kept.as_deref().unwrap_or("the route's default")
+                    );
                 }
             }
             Effect::LocalReply {
@@ -67,9 +85,9 @@ pub fn apply(plugin: &Plugin, map: MapType, effects: Effects) -> bool {
             } => {
                 let headers: Vec<(&str, &str)> =
                     headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
-                replied |= host::send_response(u32::from(status), headers, body.as_bytes());
+                applied.replied |= host::send_response(u32::from(status), headers, body.as_bytes());
             }
         }
     }
-    replied
+    applied
 }

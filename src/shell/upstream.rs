@@ -161,6 +161,15 @@ impl UpstreamContext {
         self.number = rewrite.number;
     }
 
+    /// Applies a step's effects. A cluster the host would not let it name stays unnamed in
+    /// the request's state too: the router's next pick goes where the route still points.
+    fn apply(&self, plugin: &Plugin, map: MapType, out: Effects) {
+        let applied = apply(plugin, map, out);
+        if let (Some(kept), Some(id)) = (applied.unnamed, self.id.as_deref()) {
+            requests::with(id, |r| attempt::not_named(r, kept));
+        }
+    }
+
     /// Judges an answer and decides what follows; `seen` says whether its headers can be
     /// written.
     fn judged(&mut self, cx: &Cx<'_>, verdict: &Verdict, seen: Seen, out: &mut Effects) {
@@ -202,7 +211,7 @@ impl UpstreamContext {
         let mut out = Effects::default();
         self.judged(&cx, &Verdict::ok(), Seen::Answer, &mut out);
         self.timed_answer(&cx, probe, &mut out);
-        apply(&plugin, MapType::HttpResponseHeaders, out);
+        self.apply(&plugin, MapType::HttpResponseHeaders, out);
     }
 
     /// Whether this attempt probes its model's half-open circuit.
@@ -291,7 +300,7 @@ impl UpstreamContext {
                 rule.threshold_ms()
             );
             attempt::open_for_latency(&cx, self.seed(), &model, &what, &mut out);
-            apply(&plugin, MapType::HttpResponseHeaders, out);
+            self.apply(&plugin, MapType::HttpResponseHeaders, out);
         }
     }
 
@@ -311,7 +320,7 @@ impl UpstreamContext {
         let mut out = Effects::default();
         let verdict = attempt::judge(&cx, self.slot, &answer, &mut out);
         self.judged(&cx, &verdict, Seen::Answer, &mut out);
-        apply(&plugin, MapType::HttpResponseHeaders, out);
+        self.apply(&plugin, MapType::HttpResponseHeaders, out);
     }
 
     /// An error event inside a stream whose start already reached the client: counted and fed
@@ -341,7 +350,7 @@ impl UpstreamContext {
         };
         let mut out = Effects::default();
         attempt::record_failure(cx, self.seed(), model, verdict, &mut out);
-        apply(&self.plugin, MapType::HttpResponseHeaders, out);
+        self.apply(&self.plugin, MapType::HttpResponseHeaders, out);
     }
 
     fn count_tokens(&self, tokens: Usage) {
@@ -522,7 +531,7 @@ impl UpstreamContext {
             self.answering = Answering::Stream(observer);
         }
         self.judged(&cx, &verdict, Seen::Answer, &mut out);
-        apply(&plugin, MapType::HttpResponseHeaders, out);
+        self.apply(&plugin, MapType::HttpResponseHeaders, out);
     }
 
     /// The held stream turned out fine (or the hold ran out): a success; the rest is observed
@@ -602,7 +611,7 @@ impl UpstreamContext {
                     // The flow writes no header for `Seen::Nothing` (there is no answer).
                     let mut out = Effects::default();
                     self.judged(&cx, &verdict, Seen::Nothing, &mut out);
-                    apply(&plugin, MapType::HttpResponseHeaders, out);
+                    self.apply(&plugin, MapType::HttpResponseHeaders, out);
                 }
             }
         }
@@ -653,7 +662,7 @@ impl HttpContext for UpstreamContext {
                 (r.body_encoding, attempt::plan(&cx, r, &landed, &mut out))
             })
         });
-        apply(&plugin, headers, out);
+        self.apply(&plugin, headers, out);
         // A model with a latency condition, or a canary and its base: its answer time is
         // measured from here.
         let timed = planned.as_ref().is_some_and(|(_, p)| {
