@@ -398,7 +398,8 @@ impl Evidence {
             .get("error_type")
             .and_then(Value::as_str)
             .is_some_and(|t| !t.trim().is_empty());
-        if (failed_code || failed_status || typed || says_failed(map)) && has_text {
+        let failed = says_failed(map);
+        if (failed_code || failed_status || typed || failed) && has_text {
             self.has_error_envelope = true;
         }
         // WeChat-style `{"errcode": 40001, "errmsg": "..."}`, `{"ret": -1, "msg": "..."}`,
@@ -461,7 +462,7 @@ impl Evidence {
         // body as JSON) or `details.error`; one that ran out of time has only its status
         // (`"status": "TIMED_OUT"`).
         let timed_out = timed_out(map);
-        if timed_out || says_failed(map) {
+        if timed_out || failed {
             let details = map.get("details").and_then(|d| d.get("error"));
             let texts = TASK_FAILURE_TEXT
                 .iter()
