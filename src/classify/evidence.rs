@@ -493,7 +493,7 @@ impl Evidence {
                 }
             }
         }
-        if let Some((field, reason)) = refused_stop(map) {
+        if let Some((field, reason)) = refused_stop(map, depth == 0) {
             self.has_error_envelope = true;
             self.push_code(field, reason.to_owned());
         }
@@ -862,8 +862,9 @@ pub(crate) const REFUSED_STOPS: &[&str] = &[
 /// `Response`), `incomplete_details.reason` (OpenAI Responses, also inside `response`),
 /// YandexGPT's `alternatives[].status`, OpenAI's `message.refusal` and Responses `refusal`
 /// parts, ERNIE's `need_clear_history`, and Bedrock InvokeModel's
-/// `amazon-bedrock-guardrailAction: INTERVENED`.
-fn refused_stop(map: &Map<String, Value>) -> Option<(&'static str, &str)> {
+/// `amazon-bedrock-guardrailAction: INTERVENED`. `top`: `map` is a whole answer, not an
+/// object inside one (OpenAI's refusals are looked for only there).
+fn refused_stop(map: &Map<String, Value>, top: bool) -> Option<(&'static str, &str)> {
     fn refused(v: Option<&Value>) -> Option<&str> {
         v.and_then(Value::as_str)
             .filter(|r| REFUSED_STOPS.iter().any(|s| r.eq_ignore_ascii_case(s)))
@@ -929,25 +930,27 @@ fn refused_stop(map: &Map<String, Value>) -> Option<(&'static str, &str)> {
         return Some(found);
     }
     // OpenAI's own refusal: `choices[].message.refusal` (Chat Completions), a `refusal`
-    // content part of `output[]` (Responses).
-    let chat_refusal = map
-        .get("choices")
-        .and_then(Value::as_array)
-        .and_then(|c| c.first())
-        .and_then(|c| c.get("message"))
-        .and_then(|m| m.get("refusal"))
-        .and_then(Value::as_str)
-        .is_some_and(|r| !r.is_empty());
-    let output_refusal = map
-        .get("output")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .take(MAX_ITEMS)
-        .filter_map(|item| item.get("content").and_then(Value::as_array))
-        .flatten()
-        .take(MAX_ITEMS)
-        .any(|part| part.get("type").and_then(Value::as_str) == Some("refusal"));
+    // content part of `output[]` (Responses); only a whole answer has them.
+    let chat_refusal = top
+        && map
+            .get("choices")
+            .and_then(Value::as_array)
+            .and_then(|c| c.first())
+            .and_then(|c| c.get("message"))
+            .and_then(|m| m.get("refusal"))
+            .and_then(Value::as_str)
+            .is_some_and(|r| !r.is_empty());
+    let output_refusal = top
+        && map
+            .get("output")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .take(MAX_ITEMS)
+            .filter_map(|item| item.get("content").and_then(Value::as_array))
+            .flatten()
+            .take(MAX_ITEMS)
+            .any(|part| part.get("type").and_then(Value::as_str) == Some("refusal"));
     if chat_refusal || output_refusal {
         return Some(("refusal", "refusal"));
     }
