@@ -1398,6 +1398,18 @@ fn quota_window(id: &str) -> Option<Window> {
     }
 }
 
+/// Words that say a quota is used up, whatever the status or code beside them (a wrapper's
+/// rate exception included); billing and CJK quota words are not this sure.
+const QUOTA_USED_UP: &[&str] = &[
+    "exceeded your current quota",
+    "exceeded current quota",
+    // OpenAI's code quoted in a wrapper's message ("Provider returned error:
+    // insufficient_quota").
+    "insufficient_quota",
+    "quota exceeded",
+    "quota has been exhausted",
+];
+
 fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
     const TABLE: &[(&[&str], ErrorClass)] = &[
         (
@@ -1509,17 +1521,11 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
             ],
             ErrorClass::Timeout,
         ),
+        (QUOTA_USED_UP, ErrorClass::QuotaExhausted),
         (
             &[
-                "exceeded your current quota",
-                "exceeded current quota",
-                // OpenAI's code quoted in a wrapper's message ("Provider returned error:
-                // insufficient_quota").
-                "insufficient_quota",
                 // "Gemini API free tier is not available in your country. Please enable billing".
                 "enable billing",
-                "quota exceeded",
-                "quota has been exhausted",
                 "额度",
                 "配额",
             ],
@@ -1678,15 +1684,9 @@ fn unlisted_code(evidence: &Evidence) -> Option<Decision> {
     // 已饱和" under `RateLimitReached`) or of a quota used up with no short window
     // (`litellm.RateLimitError: ... You exceeded your current quota`): the words are the more
     // specific, and reading a stop as a rate is the costlier mistake.
-    const QUOTA_USED: &[&str] = &[
-        "exceeded your current quota",
-        "insufficient_quota",
-        "quota exceeded",
-        "quota has been exhausted",
-    ];
     match decision {
         Some((ErrorClass::RateLimited, reason)) if !short_window => {
-            if let Some(q) = phrase_in(evidence, QUOTA_USED) {
+            if let Some(q) = phrase_in(evidence, QUOTA_USED_UP) {
                 return Some((ErrorClass::QuotaExhausted, format!("{reason}, {q}")));
             }
             match concepts::capacity_in(&evidence.messages) {
