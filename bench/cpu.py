@@ -15,6 +15,8 @@ drift apart, and all arms run in one Envoy process (a listener, clusters and VM 
              cost of traffic shaping)
   no-metering the shipped config without `metering` and latency histograms (`--arms
              plain,no-metering,shipped`: the cost of usage accounting and budgets)
+  no-json-hold the shipped config without holding short 200 JSON answers whole (`--arms
+             plain,no-json-hold,shipped`: the cost of reading them for errors inside)
   lean       the shipped config without shaping, metering and the route-metadata read: what
              fallback alone costs (`--arms plain,floor,lean,shipped`)
 
@@ -141,6 +143,16 @@ def without_latency(config: dict) -> dict:
     return config
 
 
+def without_json_hold(config: dict) -> dict:
+    """The shipped config without holding short 200 JSON answers whole (`fallback.json_body`:
+    what reading them for errors inside costs)."""
+    for root in ("client", "upstream", "status"):
+        for plugin in wasm_filters(config, root):
+            value = plugin["configuration"]["value"]
+            value.setdefault("fallback", {})["json_body"] = {"enabled": False}
+    return config
+
+
 def lean(config: dict) -> dict:
     """Fallback alone: the shipped config without traffic shaping, usage accounting (budgets,
     latency histograms) and the route-metadata read (what the core flow costs by itself)."""
@@ -159,6 +171,7 @@ ABLATIONS = {
     "no-shaping": without_shaping,
     "no-metering": without_metering,
     "no-latency": without_latency,
+    "no-json-hold": without_json_hold,
     "lean": lean,
 }
 

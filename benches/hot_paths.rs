@@ -145,6 +145,25 @@ fn main() {
             now_unix_ms: 0,
         }));
     });
+    // A short 200 JSON answer is read whole before its headers go (`fallback.json_body`).
+    let completion = format!(
+        r#"{{"id":"chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT","object":"chat.completion","created":1741569952,"model":"gpt-4o-2024-08-06","choices":[{{"index":0,"message":{{"role":"assistant","content":"{}","refusal":null,"annotations":[]}},"logprobs":null,"finish_reason":"stop"}}],"usage":{{"prompt_tokens":19,"completion_tokens":10,"total_tokens":29,"prompt_tokens_details":{{"cached_tokens":0,"audio_tokens":0}},"completion_tokens_details":{{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}}},"service_tier":"default"}}"#,
+        "The capital of France is Paris, and the rate limit of my patience is high. ".repeat(12)
+    );
+    let json_headers = [("content-type", "application/json")];
+    bench(
+        &format!("classify a 200 chat completion {} B", completion.len()),
+        completion.len(),
+        || {
+            black_box(classify(&Answer {
+                status: 200,
+                headers: &json_headers,
+                body: black_box(completion.as_bytes()),
+                code_details: None,
+                now_unix_ms: 0,
+            }));
+        },
+    );
     let mut stream = Vec::new();
     for i in 0..2000 {
         stream.extend_from_slice(format!("data: {{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"tok{i} \"}}}}],\"usage\":null}}\n\n").as_bytes());

@@ -1366,8 +1366,29 @@ pub fn refusal(message: &str) -> Option<String> {
     if let Some((safety, content)) = near(message, SAFETY, CONTENT) {
         return Some(format!("concept safety \"{safety}\" + \"{content}\""));
     }
+    // A check the request did not pass names no content ("Failure to pass the risk control
+    // system", "未通过审核").
+    if let Some((safety, failed)) = near(message, SAFETY, NOT_PASSED) {
+        return Some(format!("concept safety \"{safety}\" + \"{failed}\""));
+    }
     named_pair(message, GUARDRAIL, GUARD_ACTED, "guard")
 }
+
+/// A check not passed.
+const NOT_PASSED: &[&str] = &[
+    "failure to pass",
+    "failed to pass",
+    "fail to pass",
+    "did not pass",
+    "didn't pass",
+    "does not pass",
+    "未通过",
+    "未通過",
+    "不通过",
+    "不通過",
+    "没有通过",
+    "沒有通過",
+];
 
 /// What proves who the caller is.
 const CREDENTIAL: &[&str] = &[

@@ -3818,6 +3818,34 @@ fn timed_windows_are_told_from_waits_and_sizes() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn a_safety_check_not_passed_is_a_refusal_without_naming_content() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            200,
+            r#"{"code":0,"message":"SUCCEED","data":{"task_id":"Cjh","task_status":"failed","task_status_msg":"Failure to pass the risk control system"}}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"提示词未通过安全审核"}}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Your request did not pass the moderation check."}}"#,
+            ContentPolicy,
+        ),
+        // Passing and failing that are not about a safety check.
+        (
+            400,
+            r#"{"error":{"message":"The request did not pass validation: messages is required."}}"#,
+            BadRequest,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(

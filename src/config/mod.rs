@@ -226,6 +226,9 @@ pub struct FallbackConfig {
     /// How long a 200 event stream's headers may be held while its first event is awaited.
     #[serde(default)]
     pub stream_start: StreamStartConfig,
+    /// How a small 200 JSON answer is held whole before its headers go.
+    #[serde(default)]
+    pub json_body: JsonBodyConfig,
     /// How a request moves between provider clusters, and whose credentials reach them.
     #[serde(default)]
     pub providers: ProvidersConfig,
@@ -336,6 +339,38 @@ impl Default for StreamStartConfig {
     }
 }
 
+/// Holding a 200 JSON answer's headers while its body is read, up to a few KiB: relays, task
+/// APIs and some providers answer 200 with an error inside (`{"code": 336501, "msg": ...}`,
+/// `{"status": "failed", ...}`, a refusal), which must fall back like the same error at 4xx.
+/// A longer body is a real answer and is let go at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JsonBodyConfig {
+    /// Hold at all (default true).
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Longest hold; then the answer is let go as it is.
+    #[serde(default = "default_stream_hold_ms")]
+    pub max_hold_ms: u64,
+    /// Longest body read whole; a longer one is let go as soon as it is.
+    #[serde(default = "default_json_hold_bytes")]
+    pub max_bytes: usize,
+}
+
+impl Default for JsonBodyConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            max_hold_ms: default_stream_hold_ms(),
+            max_bytes: default_json_hold_bytes(),
+        }
+    }
+}
+
+fn default_json_hold_bytes() -> usize {
+    4 * 1024
+}
+
 fn default_stream_hold_ms() -> u64 {
     2_000
 }
@@ -438,6 +473,7 @@ impl Default for FallbackConfig {
             max_tokens: MaxTokensPolicy::Clamp,
             max_stated_wait_ms: default_max_stated_wait_ms(),
             stream_start: StreamStartConfig::default(),
+            json_body: JsonBodyConfig::default(),
             providers: ProvidersConfig::default(),
             switch_on: Default::default(),
             canaries: Vec::new(),
@@ -772,6 +808,19 @@ impl Config {
                 format!("{} is outside 64..=1048576", hold.max_bytes),
             ));
         }
+        let json = &f.json_body;
+        if json.max_hold_ms > 60_000 {
+            return Err(ConfigError::new(
+                "fallback.json_body.max_hold_ms",
+                format!("{} is above 60000", json.max_hold_ms),
+            ));
+        }
+        if !(64..=64 * 1024).contains(&json.max_bytes) {
+            return Err(ConfigError::new(
+                "fallback.json_body.max_bytes",
+                format!("{} is outside 64..=65536", json.max_bytes),
+            ));
+        }
         if f.base_cooldown_ms == 0 || f.base_cooldown_ms > f.max_cooldown_ms {
             return Err(ConfigError::new(
                 "fallback.base_cooldown_ms",
@@ -997,6 +1046,8 @@ mod tests {
         assert!(e.contains("field `fallback.max_stated_wait_ms`"), "{e}");
         let e = error(json!({"fallback": {"stream_start": {"max_bytes": 1}}}));
         assert!(e.contains("field `fallback.stream_start.max_bytes`"), "{e}");
+        let e = error(json!({"fallback": {"json_body": {"max_bytes": 1000000}}}));
+        assert!(e.contains("field `fallback.json_body.max_bytes`"), "{e}");
         let e = error(json!({"models": [{"name": "a", "account": "a;b"}]}));
         assert!(e.contains("field `models[0].account`"), "{e}");
         let e = error(json!({"fallback": {"failure_threshold": 0}}));

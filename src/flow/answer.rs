@@ -1,8 +1,8 @@
 //! What the upstream filter does with an answer: read its head once, then hold, observe or
-//! judge it; and, for a held stream start, when to let it go.
+//! judge it; and, for a held stream start or JSON body, when to let it go.
 
 use super::attempt::{RETRY_AFTER_MARKER, RETRY_MARKER};
-use crate::config::StreamStartConfig;
+use crate::config::{JsonBodyConfig, StreamStartConfig};
 use crate::inflate::Encoding;
 
 /// The answer's headers, as far as the decisions go.
@@ -72,6 +72,9 @@ pub enum Plan {
     Succeeded,
     /// A 200 event stream: hold its headers until the first event shows how it started.
     HoldStreamStart,
+    /// A 200 JSON answer: hold its headers while its body is read whole, if it is short (an
+    /// error inside it is judged like an error answer).
+    HoldJsonBody,
     /// A success, observed as it flows: an event stream (errors, usage), JSON (usage), or
     /// nothing readable.
     Observe(Kind),
@@ -81,14 +84,17 @@ pub enum Plan {
     HoldError,
 }
 
+/// How answers may be held: a 200 event stream's start, a 200 JSON body.
+#[derive(Debug, Clone, Copy)]
+pub struct Holds<'a> {
+    pub stream_start: &'a StreamStartConfig,
+    pub json_body: &'a JsonBodyConfig,
+}
+
 /// The plan for an answer. `attempt_known` says the attempt asks a configured model (only then
-/// is a stream start worth holding: its error can be retried elsewhere).
-pub fn plan(
-    head: &Head,
-    end_of_stream: bool,
-    hold: &StreamStartConfig,
-    attempt_known: bool,
-) -> Plan {
+/// is a stream start worth holding: its error can be retried elsewhere). A JSON body is held
+/// whatever the model: an error inside it is also counted and told to the client.
+pub fn plan(head: &Head, end_of_stream: bool, holds: Holds<'_>, attempt_known: bool) -> Plan {
     match (head.is_success(), end_of_stream) {
         (true, true) => Plan::Succeeded,
         (false, true) => Plan::JudgeNow,
@@ -96,9 +102,10 @@ pub fn plan(
         (true, false) => {
             let readable = head.encoding.readable();
             match head.kind {
-                Kind::EventStream if hold.enabled && attempt_known && readable => {
+                Kind::EventStream if holds.stream_start.enabled && attempt_known && readable => {
                     Plan::HoldStreamStart
                 }
+                Kind::Json if holds.json_body.enabled && readable => Plan::HoldJsonBody,
                 kind if readable => Plan::Observe(kind),
                 _ => Plan::Observe(Kind::Other),
             }
@@ -145,6 +152,39 @@ pub fn start_step(seen: StartSeen) -> StartStep {
     }
 }
 
+/// What a held JSON body has shown so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BodySeen {
+    /// The timer already let the headers go.
+    pub released: bool,
+    /// Bytes buffered so far.
+    pub held: usize,
+    /// The body ended.
+    pub end: bool,
+}
+
+/// The next step of a held JSON body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyStep {
+    /// Keep holding: short so far, not ended.
+    Hold,
+    /// Let it go as a success, observed for usage: longer than an error body, or the timer
+    /// let its headers go.
+    Release,
+    /// Whole and short: judge it (a success unless an error is inside).
+    Judge,
+}
+
+pub fn body_step(seen: BodySeen, max_bytes: usize) -> BodyStep {
+    if seen.released || seen.held > max_bytes {
+        BodyStep::Release
+    } else if seen.end {
+        BodyStep::Judge
+    } else {
+        BodyStep::Hold
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,36 +212,91 @@ mod tests {
 
     #[wasm_bindgen_test(unsupported = test)]
     fn answers_are_held_observed_or_judged_by_what_they_are() {
-        let hold = StreamStartConfig::default();
+        let (stream, json) = (StreamStartConfig::default(), JsonBodyConfig::default());
+        let hold = Holds {
+            stream_start: &stream,
+            json_body: &json,
+        };
         let ok_stream = head(&[(":status", "200"), ("content-type", "text/event-stream")]);
-        assert_eq!(plan(&ok_stream, false, &hold, true), Plan::HoldStreamStart);
+        assert_eq!(plan(&ok_stream, false, hold, true), Plan::HoldStreamStart);
         assert_eq!(
-            plan(&ok_stream, false, &hold, false),
+            plan(&ok_stream, false, hold, false),
             Plan::Observe(Kind::EventStream)
         );
-        let off = StreamStartConfig {
+        let stream_off = StreamStartConfig {
             enabled: false,
-            ..hold
+            ..stream
+        };
+        let json_off = JsonBodyConfig {
+            enabled: false,
+            ..json
+        };
+        let off = Holds {
+            stream_start: &stream_off,
+            json_body: &json_off,
         };
         assert_eq!(
-            plan(&ok_stream, false, &off, true),
+            plan(&ok_stream, false, off, true),
             Plan::Observe(Kind::EventStream)
         );
+        let ok_json = head(&[(":status", "200"), ("content-type", "application/json")]);
+        assert_eq!(plan(&ok_json, false, hold, false), Plan::HoldJsonBody);
+        assert_eq!(plan(&ok_json, false, off, true), Plan::Observe(Kind::Json));
+        assert_eq!(plan(&ok_json, true, hold, true), Plan::Succeeded);
         let brotli = head(&[
             (":status", "200"),
             ("content-type", "application/json"),
             ("content-encoding", "br"),
         ]);
-        assert_eq!(
-            plan(&brotli, false, &hold, true),
-            Plan::Observe(Kind::Other)
-        );
+        assert_eq!(plan(&brotli, false, hold, true), Plan::Observe(Kind::Other));
         let error = head(&[(":status", "503")]);
-        assert_eq!(plan(&error, false, &hold, true), Plan::HoldError);
-        assert_eq!(plan(&error, true, &hold, true), Plan::JudgeNow);
+        assert_eq!(plan(&error, false, hold, true), Plan::HoldError);
+        assert_eq!(plan(&error, true, hold, true), Plan::JudgeNow);
         assert_eq!(
-            plan(&head(&[(":status", "204")]), true, &hold, true),
+            plan(&head(&[(":status", "204")]), true, hold, true),
             Plan::Succeeded
+        );
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn a_json_body_is_judged_only_when_it_ends_short_and_still_held() {
+        let seen = BodySeen {
+            released: false,
+            held: 100,
+            end: false,
+        };
+        assert_eq!(body_step(seen, 4096), BodyStep::Hold);
+        assert_eq!(
+            body_step(BodySeen { end: true, ..seen }, 4096),
+            BodyStep::Judge
+        );
+        assert_eq!(
+            body_step(
+                BodySeen {
+                    end: true,
+                    held: 4096,
+                    ..seen
+                },
+                4096
+            ),
+            BodyStep::Judge
+        );
+        // A body past the bound is an answer, not an error envelope: let go before it ends.
+        assert_eq!(
+            body_step(BodySeen { held: 4097, ..seen }, 4096),
+            BodyStep::Release
+        );
+        // Headers the timer let go cannot be retried: the rest is observed.
+        assert_eq!(
+            body_step(
+                BodySeen {
+                    released: true,
+                    end: true,
+                    ..seen
+                },
+                4096
+            ),
+            BodyStep::Release
         );
     }
 

@@ -268,7 +268,31 @@ pub fn rewrite(cx: &Cx<'_>, request: &mut Request, body: &[u8], decoded: bool) -
 /// Classifies an answer, counts it, and returns the headers that say what it was.
 /// `code_details` is set for Envoy's own local replies (timeouts, connect failures).
 pub fn judge(cx: &Cx<'_>, slot: ModelSlot, answer: &Answer<'_>, out: &mut Effects) -> Verdict {
-    let mut verdict = classify_with(answer, cx.rules);
+    let verdict = classify_with(answer, cx.rules);
+    settle(cx, slot, answer, verdict, out)
+}
+
+/// A whole 2xx JSON answer, read before its headers went: `None` when it is the success its
+/// status says (nothing counted: the shell's success path does that), otherwise judged like an
+/// error answer (`{"code": 336501, "msg": ...}` from a relay, a failed task, a refusal).
+pub fn judge_success_body(
+    cx: &Cx<'_>,
+    slot: ModelSlot,
+    answer: &Answer<'_>,
+    out: &mut Effects,
+) -> Option<Verdict> {
+    let verdict = classify_with(answer, cx.rules);
+    (verdict.class != ErrorClass::Ok).then(|| settle(cx, slot, answer, verdict, out))
+}
+
+/// A verdict's stated wait bounded, counted, logged and told in headers.
+fn settle(
+    cx: &Cx<'_>,
+    slot: ModelSlot,
+    answer: &Answer<'_>,
+    mut verdict: Verdict,
+    out: &mut Effects,
+) -> Verdict {
     let max_wait = cx.config.fallback.max_stated_wait_ms;
     if let Some(outcome) = plan::bound_wait(&mut verdict, max_wait) {
         out.count(Counter::WaitHints(outcome));

@@ -188,7 +188,9 @@ impl RootContext for Root {
             idempotency::init_slots(&plugin);
             shaping::configure(&plugin);
         }
-        let period = if role == Role::Upstream && plugin.config.fallback.stream_start.enabled {
+        let fallback = &plugin.config.fallback;
+        let holding = fallback.stream_start.enabled || fallback.json_body.enabled;
+        let period = if role == Role::Upstream && holding {
             HOLD_TICK
         } else {
             FLUSH_PERIOD

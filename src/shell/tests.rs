@@ -171,8 +171,18 @@ fn a_healthy_request_is_routed_by_its_model_and_explained() {
     let (actions, answer) = attempt(&upstream, &request, 200, OK_JSON);
     assert_eq!(
         actions,
-        [Action::Continue; 4],
-        "nothing held, nothing rewritten"
+        [
+            Action::Continue,
+            Action::Continue,
+            Action::Pause,
+            Action::Continue
+        ],
+        "nothing rewritten; a short JSON answer's headers wait for its body"
+    );
+    assert_eq!(
+        header(&answer.response_headers, "x-llm-error-class"),
+        None,
+        "a success read whole is still a success"
     );
     assert_eq!(
         header(&answer.request_headers, "accept-encoding").as_deref(),
@@ -269,6 +279,41 @@ fn quota_on_the_first_attempt_falls_back_inside_the_request() {
     let (_next, skipped) = routed(&client, "/v1/chat/completions", chat("gpt-4o", 10));
     let (_, answer) = attempt(&upstream, &skipped, 200, OK_JSON);
     assert!(String::from_utf8_lossy(&answer.request_body).contains("gpt-4o-mini"));
+}
+
+#[test]
+fn an_error_inside_a_short_200_json_falls_back_a_long_answer_goes_unread() {
+    let (client, upstream) = (root("client"), root("upstream"));
+    let (_ctx, request) = routed(&client, "/v1/chat/completions", chat("gpt-4o", 10));
+    // Baidu Qianfan's daily limit, in a 200 body.
+    let daily = r#"{"error_code":17,"error_msg":"Open api daily request limit reached"}"#;
+    let (actions, first) = attempt(&upstream, &request, 200, daily);
+    assert_eq!(actions[2], Action::Pause, "held for its body");
+    assert_eq!(actions[3], Action::Continue);
+    let h = |n| header(&first.response_headers, n);
+    assert_eq!(h("x-llm-error-class").as_deref(), Some("quota_exhausted"));
+    assert_eq!(h("x-llm-retry").as_deref(), Some("true"), "falls back");
+    assert_eq!(
+        h(":status").as_deref(),
+        Some("200"),
+        "the status is the upstream's"
+    );
+    assert_eq!(
+        first.response_body,
+        daily.as_bytes(),
+        "the body is untouched"
+    );
+
+    // An answer longer than an error body is let go unread, whatever it holds.
+    let (_ctx, request) = routed(&client, "/v1/chat/completions", chat("gpt-4o-mini", 10));
+    let long = format!(
+        r#"{{"error_code":17,"error_msg":"Open api daily request limit reached","pad":"{}"}}"#,
+        "x".repeat(5000)
+    );
+    let (actions, answer) = attempt(&upstream, &request, 200, &long);
+    assert_eq!(actions[3], Action::Continue);
+    assert_eq!(header(&answer.response_headers, "x-llm-error-class"), None);
+    assert_eq!(header(&answer.response_headers, "x-llm-retry"), None);
 }
 
 #[test]

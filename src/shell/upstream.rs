@@ -4,13 +4,15 @@
 //! 2xx: untouched and unbuffered, streams observed, their start held until the first event),
 //! tells the model's health, and marks the answer for retry when another attempt can help.
 
-use super::apply::{apply, HostClock};
+use super::apply::{apply, coarse_now_ms, HostClock};
 use super::count::{self, Position, Streaming};
 use super::observe::{JsonObserver, StreamObserver};
 use super::{holds, host, identity, meter, raw, requests, Plugin};
 use crate::attempt::{EndFacts, Ending};
 use crate::classify::{Answer, ErrorClass, Verdict};
-use crate::flow::answer::{self, Head, Kind, Plan, StartSeen, StartStep};
+use crate::flow::answer::{
+    self, BodySeen, BodyStep, Head, Holds, Kind, Plan, StartSeen, StartStep,
+};
 use crate::flow::attempt::{self, Seen, RETRY_AFTER_MARKER, RETRY_MARKER};
 use crate::flow::{Cx, Effects};
 use crate::inflate::{self, Encoding};
@@ -51,6 +53,13 @@ enum Answering {
     },
     /// A 200 event stream, observed for error events and usage.
     Stream(Box<StreamObserver>),
+    /// A 200 JSON answer whose headers are held while its body is read whole, if short (still
+    /// encoded).
+    JsonBody {
+        body: Vec<u8>,
+        encoding: Encoding,
+        headers: Vec<(String, String)>,
+    },
     /// A 200 JSON answer, observed for usage (`tail_only`: plain bytes, of which only each
     /// chunk's tail is read).
     Json {
@@ -417,7 +426,10 @@ impl UpstreamContext {
                 observer.usage()
             }
             Answering::Json { observer, .. } => observer.usage(),
-            Answering::Holding { .. } | Answering::Awaiting | Answering::Judged => return,
+            Answering::Holding { .. }
+            | Answering::JsonBody { .. }
+            | Answering::Awaiting
+            | Answering::Judged => return,
         };
         self.count_tokens(usage);
     }
@@ -458,8 +470,90 @@ impl UpstreamContext {
                 self.count_tokens(usage);
                 self.per_token_latency(usage.output_tokens);
             }
+            Answering::JsonBody {
+                body,
+                encoding,
+                headers,
+            } => {
+                holds::forget(self.context_id);
+                self.judge_json_body(body, encoding, &headers);
+            }
             Answering::Awaiting | Answering::Judged => {}
         }
+    }
+
+    /// A short 200 JSON answer, whole, its headers still held: an error inside it is judged like
+    /// the same error answer (retried, fallen back); otherwise it is the success it says, its
+    /// usage counted.
+    fn judge_json_body(&mut self, body: Vec<u8>, encoding: Encoding, headers: &[(String, String)]) {
+        let plugin = Rc::clone(&self.plugin);
+        let clock = HostClock::default();
+        let cx = plugin.cx(&clock);
+        let decoded = match encoding {
+            Encoding::Identity | Encoding::Other => None,
+            encoding => {
+                inflate::inflate_prefix(encoding, &body, plugin.config.classifier.max_body_bytes)
+            }
+        };
+        let headers = host::borrowed(headers);
+        let answer = Answer {
+            status: self.status,
+            headers: &headers,
+            body: decoded.as_deref().unwrap_or(&body),
+            code_details: None,
+            // Coarse (a timer period old at most): a success reads no clock.
+            now_unix_ms: coarse_now_ms(),
+        };
+        let mut out = Effects::default();
+        if let Some(verdict) = attempt::judge_success_body(&cx, self.slot, &answer, &mut out) {
+            self.judged(&cx, &verdict, Seen::Answer, &mut out);
+            self.apply(&plugin, MapType::HttpResponseHeaders, out);
+            return;
+        }
+        self.json_answer = true;
+        self.succeeded();
+        let mut observer = JsonObserver::new(encoding);
+        observer.feed(&body);
+        self.answering = Answering::Json {
+            observer: Box::new(observer),
+            tail_only: false,
+        };
+        self.finish_answer();
+    }
+
+    /// A held JSON body longer than an error body (or whose headers the timer let go): a
+    /// success, observed for usage from what was held on.
+    fn release_json_body(&mut self, body_size: usize, released: bool) {
+        let Answering::JsonBody { body, encoding, .. } =
+            std::mem::replace(&mut self.answering, Answering::Judged)
+        else {
+            return;
+        };
+        if !released {
+            holds::forget(self.context_id);
+        }
+        self.json_answer = true;
+        self.succeeded();
+        let tail_only = encoding == Encoding::Identity;
+        let mut observer = JsonObserver::new(encoding);
+        if released {
+            // The timer let the held bytes go: they were read; this callback's are new.
+            observer.feed(&body);
+        }
+        // Paused until now, `body_size` is everything buffered; after the timer's release, what
+        // came since. Of plain bytes only the tail is read, as for any JSON answer.
+        let start = if tail_only && !released {
+            body_size.saturating_sub(crate::usage::TAIL)
+        } else {
+            0
+        };
+        if let Some(chunk) = host::buffer(BufferType::HttpResponseBody, start, body_size - start) {
+            observer.feed(&chunk);
+        }
+        self.answering = Answering::Json {
+            observer: Box::new(observer),
+            tail_only,
+        };
     }
 
     /// A 200 event stream's start: holds its headers until the first event that is not a
@@ -552,8 +646,10 @@ impl UpstreamContext {
     /// Attempt over without a complete answer: told apart by what Envoy recorded ([`Ending`]).
     fn ended(&mut self) {
         // Headers held and never released: the client saw nothing of this answer.
-        let unreleased = matches!(self.answering, Answering::StreamStart { .. })
-            && holds::is_held(self.context_id);
+        let unreleased = matches!(
+            self.answering,
+            Answering::StreamStart { .. } | Answering::JsonBody { .. }
+        ) && holds::is_held(self.context_id);
         holds::forget(self.context_id);
         if self.model.is_none() || (self.answered && self.complete) {
             return;
@@ -774,9 +870,14 @@ impl HttpContext for UpstreamContext {
             host::remove_header(MapType::HttpResponseHeaders, RETRY_MARKER);
             host::remove_header(MapType::HttpResponseHeaders, RETRY_AFTER_MARKER);
         }
-        let hold = &self.plugin.config.fallback.stream_start;
+        let fallback = &self.plugin.config.fallback;
+        let hold = &fallback.stream_start;
+        let holds = Holds {
+            stream_start: hold,
+            json_body: &fallback.json_body,
+        };
         let encoding = head.encoding;
-        match answer::plan(&head, end_of_stream, hold, self.model.is_some()) {
+        match answer::plan(&head, end_of_stream, holds, self.model.is_some()) {
             Plan::Succeeded => {
                 self.complete = true;
                 self.succeeded();
@@ -789,6 +890,18 @@ impl HttpContext for UpstreamContext {
                 self.answering = Answering::StreamStart {
                     observer: Box::new(StreamObserver::new(encoding)),
                     held: 0,
+                };
+                Action::Pause
+            }
+            Plan::HoldJsonBody => {
+                self.answered = true;
+                // The coarse clock (a timer period old at most): no host call per answer.
+                let deadline = coarse_now_ms().saturating_add(fallback.json_body.max_hold_ms);
+                holds::hold(self.context_id, deadline);
+                self.answering = Answering::JsonBody {
+                    body: Vec::new(),
+                    encoding,
+                    headers: host::lossy(pairs),
                 };
                 Action::Pause
             }
@@ -840,6 +953,39 @@ impl HttpContext for UpstreamContext {
                     Action::Continue
                 } else {
                     Action::Pause
+                }
+            }
+            Answering::JsonBody { body, .. } => {
+                let max_bytes = self.plugin.config.fallback.json_body.max_bytes;
+                let released = holds::take_released(self.context_id);
+                let seen = BodySeen {
+                    released,
+                    held: body_size,
+                    end: end_of_stream,
+                };
+                let step = answer::body_step(seen, max_bytes);
+                if step != BodyStep::Release {
+                    // Paused: `body_size` is everything buffered so far; read what is new.
+                    let want = body_size.saturating_sub(body.len());
+                    if let Some(chunk) =
+                        host::buffer(BufferType::HttpResponseBody, body.len(), want)
+                    {
+                        body.extend_from_slice(&chunk);
+                    }
+                }
+                match step {
+                    BodyStep::Hold => Action::Pause,
+                    BodyStep::Judge => {
+                        self.finish_answer();
+                        Action::Continue
+                    }
+                    BodyStep::Release => {
+                        self.release_json_body(body_size, released);
+                        if end_of_stream {
+                            self.finish_answer();
+                        }
+                        Action::Continue
+                    }
                 }
             }
             Answering::StreamStart { .. } => {

@@ -85,6 +85,12 @@ CASES = [
     # too many parallel requests "from this API key" (a rate, not a key refused).
     ("acme-3", 429, {}, {"error": {"message": "Закончились токены. Пополните баланс."}}, "quota_exhausted", None, True),
     ("acme-3", 429, {}, {"error": {"message": "Too many parallel requests from this API key"}}, "rate_limited", None, False),
+    # Errors inside 200 JSON answers, read whole before their headers go (`fallback.json_body`):
+    # Baidu Qianfan's daily limit, OpenAI's own refusal (`message.refusal`), a video task that
+    # failed a risk check (Kling's task envelope: `code: 0`, the failure in `data`).
+    ("acme-3", 200, {}, {"error_code": 17, "error_msg": "Open api daily request limit reached"}, "quota_exhausted", None, True),
+    ("acme-1", 200, {}, {"id": "chatcmpl-AbC", "object": "chat.completion", "created": 1733000000, "model": "gpt-4o-2024-08-06", "choices": [{"index": 0, "message": {"role": "assistant", "content": None, "refusal": "I'm sorry, but I can't assist with that request."}, "logprobs": None, "finish_reason": "stop"}], "usage": {"prompt_tokens": 25, "completion_tokens": 12, "total_tokens": 37}}, "content_policy", None, True),
+    ("acme-3", 200, {}, {"code": 0, "message": "SUCCEED", "request_id": "a1b2", "data": {"task_id": "CjhYF2dWZ0sAAAAAAJ7x", "task_status": "failed", "task_status_msg": "Failure to pass the risk control system", "created_at": 1733000000000, "updated_at": 1733000001000}}, "content_policy", None, True),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 

@@ -208,6 +208,46 @@ def test_an_error_as_the_first_stream_event_falls_back_before_the_client_sees_it
     wait_for(lambda: envoy.metric("llm_fallback_responses", model="gpt-4o", **{"class": "overloaded"}) == 2, 5, "judged as answers")
 
 
+@pytest.mark.parametrize("compress", [None, "gzip"], ids=["plain", "compressed-anyway"])
+def test_an_error_inside_a_200_json_answer_falls_back_before_the_client_sees_it(fresh, mock, mock_b, compress):
+    """Relays and some providers answer 200 with the error inside (Baidu Qianfan's daily limit
+    as `{"error_code": 17, ...}`). The openai SDK at its defaults would parse that as a
+    completion with no choices. The filter holds a short 200 JSON answer's headers until its
+    body ends, judges the error like the same error at 429, and Envoy falls back: the client
+    reads a real completion."""
+    envoy = fresh()
+    daily = json.dumps({"error_code": 17, "error_msg": "Open api daily request limit reached"})
+    mock.script("gpt-4o", steps=[{"status": 200, "body": daily, **({"compress": compress} if compress else {})}])
+    raw = oai(envoy).chat.completions.with_raw_response.create(
+        model="gpt-4o", messages=[{"role": "user", "content": "hi"}])
+    completion = raw.parse()
+    assert raw.headers["x-llm-fallback-from"] == "gpt-4o"
+    assert raw.headers["x-llm-fallback-reason"] == "quota_exhausted"
+    served = raw.headers["x-llm-model"]
+    assert served != "gpt-4o" and completion.choices[0].message.content == f"Hello from {served}"
+    assert models_seen(mock)[0] == "gpt-4o" and len(models_seen(mock) + models_seen(mock_b)) == 2
+    wait_for(lambda: envoy.metric("llm_fallback_responses", model="gpt-4o", **{"class": "quota_exhausted"}) == 1, 5, "judged as an answer")
+    wait_for(lambda: envoy.metric("llm_fallback_responses", model=served, **{"class": "ok"}) == 1, 5, "the fallback's success")
+    assert (envoy.metric("llm_fallback_responses", model="gpt-4o", **{"class": "ok"}) or 0) == 0
+
+    # A real answer, short (read whole) or long (let go unread past 4 KiB), is a success:
+    # nothing added, its tokens counted (on a model the quota stop left alone).
+    mock.reset()
+    tokens_before = envoy.metric("llm_fallback_tokens", model="llama-3.1-8b", direction="output") or 0
+    ok_before = envoy.metric("llm_fallback_responses", model="llama-3.1-8b", **{"class": "ok"}) or 0
+    long = json.dumps({"id": "chatcmpl-long", "object": "chat.completion", "created": 1733000000, "model": "llama-3.1-8b",
+                       "choices": [{"index": 0, "message": {"role": "assistant", "content": "rate limit " * 600}, "finish_reason": "stop"}],
+                       "usage": {"prompt_tokens": 9, "completion_tokens": 1200, "total_tokens": 1209}})
+    mock.script("llama-3.1-8b", steps=[{}, {"status": 200, "body": long}])
+    for _ in range(2):
+        r = ask(envoy, "llama-3.1-8b")
+        assert r.status_code == 200 and r.headers["x-llm-model"] == "llama-3.1-8b"
+        assert "x-llm-error-class" not in r.headers and r.json()["choices"]
+    assert r.text == long
+    wait_for(lambda: envoy.metric("llm_fallback_responses", model="llama-3.1-8b", **{"class": "ok"}) == ok_before + 2, 5, "successes")
+    wait_for(lambda: (envoy.metric("llm_fallback_tokens", model="llama-3.1-8b", direction="output") or 0) > tokens_before + 1200, 5, "tokens of both")
+
+
 def test_an_error_after_content_is_counted_and_never_retried(fresh, mock, mock_b):
     envoy = fresh()
     mock.script("gpt-4o", steps=[{"chunks": 4, "stream_error": {"after": 2, "preset": "anthropic_overloaded"}}])
