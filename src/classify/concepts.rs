@@ -80,7 +80,16 @@ const BILLING: &[&str] = &[
     "크레딧",
     "결제",
     "충전",
-    "한도",
+    // A limit of spending or use ("결제 한도", "사용한도"); a bare 한도 is any limit ("요청 한도를
+    // 초과했습니다": a request rate).
+    "결제 한도",
+    "결제한도",
+    "사용 한도",
+    "사용한도",
+    "이용 한도",
+    "이용한도",
+    "지출 한도",
+    "크레딧 한도",
     "баланс",
     "средств",
     "оплат",
@@ -156,6 +165,9 @@ const SHORTAGE: &[&str] = &[
     "부족",
     "초과",
     "소진",
+    // "크레딧을 모두 사용했습니다": all of it used.
+    "모두 사용",
+    "다 사용",
     "недостаточно",
     "закончил",
     "исчерпан",
@@ -523,6 +535,7 @@ const CONTENT: &[&str] = &[
     "сообщени",
     "контент",
     "содержим",
+    "содержани",
     "ответ",
 ];
 
@@ -1160,6 +1173,13 @@ const RATE: &[&str] = &[
     "頻率",
     "并发",
     "並發",
+    // Requests of the caller's own in flight: "同時実行数の上限", "동시 요청".
+    "同時実行",
+    "同時接続",
+    "同時リクエスト",
+    "동시 요청",
+    "동시 실행",
+    "동시 접속",
 ];
 
 /// An allowance used up ("usage limit reached", "quota exceeded", "次数已用完"), when no message
@@ -1952,6 +1972,45 @@ pub fn class_of(messages: &[String]) -> Option<(ErrorClass, String)> {
     ORDER
         .iter()
         .find_map(|(read, class)| messages.iter().find_map(|m| read(m)).map(|r| (*class, r)))
+}
+
+/// Words of a request the server would not take as sent ("must be an odd number",
+/// "Unsupported openapi method", "参数错误"): what a 400 says. Read only where the status says
+/// nothing (an error envelope inside a 200).
+const REQUEST_FAULT: &[&str] = &[
+    "invalid",
+    "unsupported",
+    "not supported",
+    "must be",
+    "must not",
+    "is required",
+    "are required",
+    "missing",
+    "malformed",
+    "illegal",
+    "cannot be empty",
+    "can not be empty",
+    "参数",
+    "參數",
+    "不支持",
+    "不支援",
+    "无效",
+    "無效",
+    "非法",
+    "格式错误",
+    "格式錯誤",
+    "必须",
+    "必須",
+    "缺少",
+    "パラメータ",
+    "無効",
+    "잘못된",
+    "유효하지",
+];
+
+/// A word of a request not taken as sent, in any message.
+pub fn request_fault_in(messages: &[String]) -> Option<&'static str> {
+    messages.iter().find_map(|m| first(m, REQUEST_FAULT))
 }
 
 /// A capacity word in any message: the weakest concept, checked after every phrase.

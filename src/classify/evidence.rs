@@ -264,6 +264,16 @@ impl Evidence {
                 self.has_error_envelope = true;
                 self.push_message(message);
             }
+            // A list of error objects (Cloudflare's AI Gateway: `"error": [{"code": 2016,
+            // "message": "Prompt blocked ..."}]`).
+            Some(Value::Array(list)) => {
+                for error in list.iter().take(MAX_ITEMS) {
+                    if let Value::Object(error) = error {
+                        self.has_error_envelope = true;
+                        self.read_error_object(error, depth);
+                    }
+                }
+            }
             _ => {}
         }
         // NAVER CLOVA Studio: `{"status": {"code": "40003", "message": "..."}}`.
@@ -330,6 +340,28 @@ impl Evidence {
                 }
             }
         }
+        // OpenRouter: an upstream's failure inside a 200 completion, `{"choices": [{"finish_reason":
+        // "error", "error": {"code": 429, "message": "..."}}]}`.
+        if let Some(list) = map.get("choices").and_then(Value::as_array) {
+            for choice in list.iter().take(MAX_ITEMS) {
+                if let Some(Value::Object(error)) = choice.get("error") {
+                    self.has_error_envelope = true;
+                    self.read_error_object(error, depth);
+                }
+            }
+        }
+        // Korean and Japanese enterprise envelopes: `{"resultCode": "E429", "resultMsg": "..."}`
+        // (`"0"`, `"00"`, `"SUCCESS"`: success).
+        if let Some(code) = map.get("resultCode").and_then(code_text) {
+            let message = ["resultMsg", "resultMessage"]
+                .iter()
+                .find_map(|k| map.get(*k).and_then(Value::as_str));
+            if let (false, Some(message)) = (success_code(&code) || says_succeeded(map), message) {
+                self.has_error_envelope = true;
+                self.push_code("resultCode", code);
+                self.push_message(message);
+            }
+        }
         // Bedrock's stream exceptions as its SDKs hand them over: `{"throttlingException":
         // {"message": "Too many tokens ..."}}`, `{"modelStreamErrorException": {...}}`.
         if map.len() == 1 {
@@ -370,14 +402,14 @@ impl Evidence {
         }
         // Errors inside 200 bodies: `{"code": 336501, "msg": "Rate limit reached for RPM"}`
         // (Baidu Qianfan, relays); their success bodies say `code: 0` (or 200, "success").
-        let failed_code = match map.get("code") {
-            Some(Value::Number(n)) => n.as_i64().is_some_and(|n| n != 0 && n != 200),
-            Some(Value::String(s)) => !matches!(
-                s.trim().to_ascii_lowercase().as_str(),
-                "" | "0" | "200" | "ok" | "success"
-            ),
-            _ => false,
-        };
+        // Success codes vary (`"0000"`, `10000`, `1`): a body whose own words say it succeeded
+        // is not failing whatever its code.
+        let failed_code = !says_succeeded(map)
+            && match map.get("code") {
+                Some(Value::Number(n)) => n.as_i64().is_some_and(|n| n != 0 && n != 200),
+                Some(Value::String(s)) => !success_code(s),
+                _ => false,
+            };
         let has_text = [
             "msg",
             "message",
@@ -783,6 +815,33 @@ fn timed_out(map: &Map<String, Value>) -> bool {
     })
 }
 
+/// A code string that means success: empty, all zeros, `200`, `ok`, `success`.
+fn success_code(code: &str) -> bool {
+    let code = code.trim();
+    code.bytes().all(|b| b == b'0')
+        || ["200", "ok", "success"]
+            .iter()
+            .any(|w| code.eq_ignore_ascii_case(w))
+}
+
+/// Whether a body says in so many words that the call succeeded: its message or status is
+/// `success`, `succeeded`, `ok`, `成功` (`操作成功`, `请求成功`), or `"success": true`.
+fn says_succeeded(map: &Map<String, Value>) -> bool {
+    let word = |key: &str| {
+        map.get(key).and_then(Value::as_str).is_some_and(|s| {
+            let s = s.trim().trim_end_matches(['.', '!', '。', '!']);
+            ["success", "succeeded", "succeed", "successful", "ok"]
+                .iter()
+                .any(|w| s.eq_ignore_ascii_case(w))
+                || (s.chars().count() <= 6 && s.ends_with("成功"))
+        })
+    };
+    map.get("success").and_then(Value::as_bool) == Some(true)
+        || ["msg", "message", "status", "errmsg", "status_msg"]
+            .iter()
+            .any(|k| word(k))
+}
+
 /// Whether a body says in so many words that the call failed: `"success"`, `"ok"`, `"status"`
 /// or `"result"` of `false`, `"error": true`, `"status"`, `"state"` or `"result"` of
 /// `error`/`fail`/`failed`/`failure`.
@@ -906,8 +965,12 @@ fn refused_stop(map: &Map<String, Value>, top: bool) -> Option<(&'static str, &s
     {
         return Some(found);
     }
-    let lists: [(&'static str, Option<&Value>); 5] = [
+    let lists: [(&'static str, Option<&Value>); 7] = [
         ("finish_reason", map.get("choices")),
+        // Bedrock Titan text: `{"results": [{"completionReason": "CONTENT_FILTERED"}]}`.
+        ("completionReason", map.get("results")),
+        // Stability's image artifacts: `{"artifacts": [{"finishReason": "CONTENT_FILTERED"}]}`.
+        ("finishReason", map.get("artifacts")),
         // YandexGPT: `{"result": {"alternatives": [{"status": "ALTERNATIVE_STATUS_CONTENT_FILTER"}]}}`.
         (
             "alternatives.status",

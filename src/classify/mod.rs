@@ -1709,7 +1709,17 @@ fn generic_code(evidence: &Evidence) -> Option<Decision> {
 
 fn by_status(status: u16, evidence: &Evidence) -> Decision {
     let class = match status {
-        200..=299 => ErrorClass::Overloaded, // an error envelope nothing else explained
+        // An error envelope in a success: its words stand in for the status it lacks.
+        200..=299 => {
+            return match concepts::request_fault_in(&evidence.messages) {
+                Some(w) => (
+                    ErrorClass::BadRequest,
+                    format!("status={status}, an error envelope, \"{w}\""),
+                ),
+                // Nothing else explained it: the server's own failure.
+                None => (ErrorClass::Overloaded, format!("status={status}")),
+            };
+        }
         402 => ErrorClass::QuotaExhausted,
         429 => ErrorClass::RateLimited,
         408 | 504 | 524 | 598 | 599 => ErrorClass::Timeout,

@@ -3846,6 +3846,148 @@ fn a_safety_check_not_passed_is_a_refusal_without_naming_content() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn a_success_code_of_any_shape_beside_words_of_success_is_a_success() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            200,
+            r#"{"code":"0000","message":"success","data":{"text":"hi"}}"#,
+            Ok,
+        ),
+        (
+            200,
+            r#"{"code":"00000","msg":"操作成功","data":{"answer":"你好"}}"#,
+            Ok,
+        ),
+        (
+            200,
+            r#"{"code":10000,"msg":"success","data":{"answer":"hi"}}"#,
+            Ok,
+        ),
+        (
+            200,
+            r#"{"code":1,"msg":"Success.","data":{"reply":"hi"}}"#,
+            Ok,
+        ),
+        (
+            200,
+            r#"{"status":"success","code":"20000","msg":"OK","data":{}}"#,
+            Ok,
+        ),
+        (
+            200,
+            r#"{"success":true,"code":7,"message":"done","data":{}}"#,
+            Ok,
+        ),
+        // Words that are not success keep the code an error.
+        (
+            200,
+            r#"{"code":"0001","message":"余额不足,请充值"}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"code":336501,"msg":"Rate limit reached for RPM"}"#,
+            RateLimited,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn errors_inside_successes_in_more_envelopes() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // OpenRouter: the upstream's failure inside a choice.
+        (
+            200,
+            r#"{"id":"gen-1","choices":[{"index":0,"finish_reason":"error","message":{"role":"assistant","content":""},"error":{"code":429,"message":"Rate limit exceeded: free-models-per-min."}}]}"#,
+            RateLimited,
+        ),
+        (
+            200,
+            r#"{"id":"gen-2","choices":[{"index":0,"finish_reason":"error","error":{"code":404,"message":"No endpoints found that support tool use."}}]}"#,
+            ModelUnavailable,
+        ),
+        // `resultCode` envelopes; their successes.
+        (
+            200,
+            r#"{"resultCode":"E500","resultMsg":"The server is busy, please try again later."}"#,
+            Overloaded,
+        ),
+        (
+            200,
+            r#"{"resultCode":"00","resultMsg":"정상 처리되었습니다","data":{"answer":"결제 한도 초과 시 카드사에 문의하세요."}}"#,
+            Ok,
+        ),
+        // Titan's and Stability's filtered outputs; a list under `error`.
+        (
+            200,
+            r#"{"inputTextTokenCount":14,"results":[{"tokenCount":0,"outputText":"","completionReason":"CONTENT_FILTERED"}]}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"artifacts":[{"base64":"","seed":3,"finishReason":"CONTENT_FILTERED"}]}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"success":false,"result":[],"messages":[],"error":[{"code":2016,"message":"Prompt blocked due to security configurations"}]}"#,
+            ContentPolicy,
+        ),
+        // An envelope in a 200 that nothing else explains: its words stand in for the status.
+        (
+            200,
+            r#"{"error_code":336003,"error_msg":"the length of messages must be an odd number"}"#,
+            BadRequest,
+        ),
+        (
+            200,
+            r#"{"error_code":3,"error_msg":"Unsupported openapi method"}"#,
+            BadRequest,
+        ),
+        (
+            200,
+            r#"{"error_code":1,"error_msg":"Unknown error"}"#,
+            Overloaded,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn korean_limits_japanese_concurrency_and_russian_content() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A bare 한도 is any limit; a request limit with a short wait is a rate.
+        (
+            429,
+            r#"{"error":{"message":"요청 한도를 초과했습니다. 잠시 후 다시 시도해 주세요."}}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"이번 달 사용 한도를 초과했습니다."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"status":{"code":"40302","message":"무료 체험 크레딧을 모두 사용했습니다. 결제 수단을 등록한 후 다시 이용해 주세요."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"type":"concurrency_limit","message":"同時実行数の上限（5）に達しています。実行中のリクエストが完了してから再試行してください。"}}"#,
+            RateLimited,
+        ),
+        (
+            422,
+            r#"{"detail":{"error":"Ваш запрос отклонён системой безопасности: обнаружено недопустимое содержание."}}"#,
+            ContentPolicy,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(

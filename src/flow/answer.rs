@@ -91,9 +91,11 @@ pub struct Holds<'a> {
     pub json_body: &'a JsonBodyConfig,
 }
 
-/// The plan for an answer. `attempt_known` says the attempt asks a configured model (only then
-/// is a stream start worth holding: its error can be retried elsewhere). A JSON body is held
-/// whatever the model: an error inside it is also counted and told to the client.
+/// The plan for an answer. `attempt_known` says the attempt asks a configured model: only then
+/// is a 200 held (a stream's start, a short JSON body), since only then can an error inside be
+/// retried elsewhere. Anything else passes unread: an unlisted model's answer, and a read of a
+/// resource (a `GET` of a batch, a fine-tuning job or a task, whose `status: failed` and `error`
+/// describe that resource, not this request).
 pub fn plan(head: &Head, end_of_stream: bool, holds: Holds<'_>, attempt_known: bool) -> Plan {
     match (head.is_success(), end_of_stream) {
         (true, true) => Plan::Succeeded,
@@ -105,7 +107,9 @@ pub fn plan(head: &Head, end_of_stream: bool, holds: Holds<'_>, attempt_known: b
                 Kind::EventStream if holds.stream_start.enabled && attempt_known && readable => {
                     Plan::HoldStreamStart
                 }
-                Kind::Json if holds.json_body.enabled && readable => Plan::HoldJsonBody,
+                Kind::Json if holds.json_body.enabled && attempt_known && readable => {
+                    Plan::HoldJsonBody
+                }
                 kind if readable => Plan::Observe(kind),
                 _ => Plan::Observe(Kind::Other),
             }
@@ -240,7 +244,11 @@ mod tests {
             Plan::Observe(Kind::EventStream)
         );
         let ok_json = head(&[(":status", "200"), ("content-type", "application/json")]);
-        assert_eq!(plan(&ok_json, false, hold, false), Plan::HoldJsonBody);
+        assert_eq!(plan(&ok_json, false, hold, true), Plan::HoldJsonBody);
+        assert_eq!(
+            plan(&ok_json, false, hold, false),
+            Plan::Observe(Kind::Json)
+        );
         assert_eq!(plan(&ok_json, false, off, true), Plan::Observe(Kind::Json));
         assert_eq!(plan(&ok_json, true, hold, true), Plan::Succeeded);
         let brotli = head(&[

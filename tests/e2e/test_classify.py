@@ -85,12 +85,6 @@ CASES = [
     # too many parallel requests "from this API key" (a rate, not a key refused).
     ("acme-3", 429, {}, {"error": {"message": "Закончились токены. Пополните баланс."}}, "quota_exhausted", None, True),
     ("acme-3", 429, {}, {"error": {"message": "Too many parallel requests from this API key"}}, "rate_limited", None, False),
-    # Errors inside 200 JSON answers, read whole before their headers go (`fallback.json_body`):
-    # Baidu Qianfan's daily limit, OpenAI's own refusal (`message.refusal`), a video task that
-    # failed a risk check (Kling's task envelope: `code: 0`, the failure in `data`).
-    ("acme-3", 200, {}, {"error_code": 17, "error_msg": "Open api daily request limit reached"}, "quota_exhausted", None, True),
-    ("acme-1", 200, {}, {"id": "chatcmpl-AbC", "object": "chat.completion", "created": 1733000000, "model": "gpt-4o-2024-08-06", "choices": [{"index": 0, "message": {"role": "assistant", "content": None, "refusal": "I'm sorry, but I can't assist with that request."}, "logprobs": None, "finish_reason": "stop"}], "usage": {"prompt_tokens": 25, "completion_tokens": 12, "total_tokens": 37}}, "content_policy", None, True),
-    ("acme-3", 200, {}, {"code": 0, "message": "SUCCEED", "request_id": "a1b2", "data": {"task_id": "CjhYF2dWZ0sAAAAAAJ7x", "task_status": "failed", "task_status_msg": "Failure to pass the risk control system", "created_at": 1733000000000, "updated_at": 1733000001000}}, "content_policy", None, True),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
@@ -114,6 +108,40 @@ def test_each_class_reaches_the_client_as_headers(envoy, mock, model, status, he
     assert (r.headers.get("x-should-retry") == "false") == no_retry
     assert len(mock.requests()) == 1
     wait_for(lambda: envoy.metric("llm_fallback_responses", model="other", **{"class": cls}) == before + 1, 5, "responses counter")
+
+
+# Refusals inside 200 JSON answers to a configured model, read whole before their headers go
+# (`fallback.json_body`): OpenAI's own refusal (`message.refusal`), a synchronous task that failed
+# a risk check (Kling's task envelope: `code: 0`, the failure in `data`).
+REFUSALS_IN_200 = [
+    {"id": "chatcmpl-AbC", "object": "chat.completion", "created": 1733000000, "model": "gpt-4o-2024-08-06", "choices": [{"index": 0, "message": {"role": "assistant", "content": None, "refusal": "I'm sorry, but I can't assist with that request."}, "logprobs": None, "finish_reason": "stop"}], "usage": {"prompt_tokens": 25, "completion_tokens": 12, "total_tokens": 37}},
+    {"code": 0, "message": "SUCCEED", "request_id": "a1b2", "data": {"task_id": "CjhYF2dWZ0sAAAAAAJ7x", "task_status": "failed", "task_status_msg": "Failure to pass the risk control system", "created_at": 1733000000000, "updated_at": 1733000001000}},
+]
+
+
+@pytest.mark.parametrize("body", REFUSALS_IN_200, ids=["openai-refusal", "task-risk-control"])
+def test_a_refusal_inside_a_200_reaches_the_client_as_headers(envoy, mock, body):
+    """A refusal is no model's fault: nothing else is asked; the client gets the upstream's
+    200 and body untouched, told what they are."""
+    raw = json.dumps(body)
+    mock.script("gpt-4o", steps=[{"status": 200, "body": raw}])
+    before = envoy.metric("llm_fallback_responses", model="gpt-4o", **{"class": "content_policy"}) or 0
+    r = post(envoy, "gpt-4o")
+    assert r.status_code == 200 and r.text == raw
+    assert r.headers["x-llm-error-class"] == "content_policy", r.headers.get("x-llm-error-reason")
+    assert r.headers["x-llm-model"] == "gpt-4o" and r.headers["x-llm-attempts"] == "1"
+    assert len(mock.requests()) == 1
+    wait_for(lambda: envoy.metric("llm_fallback_responses", model="gpt-4o", **{"class": "content_policy"}) == before + 1, 5, "responses counter")
+
+
+def test_a_200_to_an_unlisted_model_passes_unread(envoy, mock):
+    """Nothing could fall back for it (nor for a read of a resource, which asks no model): the
+    answer passes as it came, a success."""
+    raw = json.dumps({"error_code": 17, "error_msg": "Open api daily request limit reached"})
+    mock.script("acme-3", steps=[{"status": 200, "body": raw}])
+    r = post(envoy, "acme-3")
+    assert r.status_code == 200 and r.text == raw
+    assert "x-llm-error-class" not in r.headers
 
 
 def test_the_learned_tie_breaker_explains_itself_in_the_reason(envoy, mock):
