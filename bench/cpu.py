@@ -153,6 +153,16 @@ def without_json_hold(config: dict) -> dict:
     return config
 
 
+def json_hold_bytes(config: dict, max_bytes: int) -> dict:
+    """The shipped config holding 200 JSON answers only up to `max_bytes` (64: every answer of
+    the bench is let go unread, what the hold itself costs without the classifier)."""
+    for root in ("client", "upstream", "status"):
+        for plugin in wasm_filters(config, root):
+            value = plugin["configuration"]["value"]
+            value.setdefault("fallback", {})["json_body"] = {"max_bytes": max_bytes}
+    return config
+
+
 def lean(config: dict) -> dict:
     """Fallback alone: the shipped config without traffic shaping, usage accounting (budgets,
     latency histograms) and the route-metadata read (what the core flow costs by itself)."""
@@ -172,6 +182,7 @@ ABLATIONS = {
     "no-metering": without_metering,
     "no-latency": without_latency,
     "no-json-hold": without_json_hold,
+    "json-hold-unread": lambda c: json_hold_bytes(c, 64),
     "lean": lean,
 }
 
