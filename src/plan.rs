@@ -192,23 +192,27 @@ pub fn after_failure(
     if !verdict.class.another_model_may_help() {
         return Next::Stop;
     }
-    // A short stated wait, or a model whose circuit is still closed, is worth asking again.
-    let retry_here = match verdict.class {
-        ErrorClass::RateLimited => {
-            !opened
-                && verdict
-                    .retry_after_ms
-                    .is_none_or(|w| w <= config.switch_rule(&current.name).wait_over_ms)
-        }
-        ErrorClass::Overloaded | ErrorClass::Timeout => !opened,
-        ErrorClass::QuotaExhausted
-        | ErrorClass::ModelUnavailable
-        | ErrorClass::ContextOverflow
-        | ErrorClass::Ok
-        | ErrorClass::Auth
-        | ErrorClass::BadRequest
-        | ErrorClass::ContentPolicy => false,
-    };
+    // A short stated wait, or a model whose circuit is still closed, is worth asking again; not
+    // a model cooling down, whoever's failure opened its circuit (another request's, on this
+    // worker or another).
+    let cooling = matches!(admission(current), Admission::Cooling { .. });
+    let retry_here = !cooling
+        && match verdict.class {
+            ErrorClass::RateLimited => {
+                !opened
+                    && verdict
+                        .retry_after_ms
+                        .is_none_or(|w| w <= config.switch_rule(&current.name).wait_over_ms)
+            }
+            ErrorClass::Overloaded | ErrorClass::Timeout => !opened,
+            ErrorClass::QuotaExhausted
+            | ErrorClass::ModelUnavailable
+            | ErrorClass::ContextOverflow
+            | ErrorClass::Ok
+            | ErrorClass::Auth
+            | ErrorClass::BadRequest
+            | ErrorClass::ContentPolicy => false,
+        };
     if retry_here {
         return Next::Retry;
     }
@@ -486,6 +490,39 @@ mod tests {
             },
         );
         assert_eq!(next, Next::Switch("big2".into()));
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn a_model_another_request_cooled_is_not_asked_again() {
+        // Its circuit was opened by other requests' failures (this one's failure opened
+        // nothing): asking it again would spend the route's retries on a model known down.
+        let c = config();
+        let chain = chain(&c, "big", None);
+        let cooling_big = |m: &ModelConfig| {
+            if m.name == "big" {
+                Admission::Cooling { until_ms: 9 }
+            } else {
+                Admission::Healthy
+            }
+        };
+        for (class, wait) in [
+            (ErrorClass::Overloaded, None),
+            (ErrorClass::Timeout, None),
+            (ErrorClass::RateLimited, Some(1000)),
+        ] {
+            let next = after_failure(
+                &c,
+                &chain,
+                chain[0],
+                &["big".into()],
+                &verdict(class, wait),
+                false,
+                Priority::Normal,
+                None,
+                &cooling_big,
+            );
+            assert_eq!(next, Next::Switch("mid".into()), "{class:?}");
+        }
     }
 
     #[wasm_bindgen_test(unsupported = test)]

@@ -1,7 +1,8 @@
 //! The upstream position (`root_id: upstream`, an upstream filter of each LLM cluster, inside
 //! the router's retry loop): once per attempt, asks the attempt's model, judges the answer
 //! (error answers: headers held while at most `classifier.max_body_bytes` of the body are read;
-//! 2xx: untouched and unbuffered, streams observed, their start held until the first event),
+//! 2xx: untouched, streams observed with their start held until the first event, a short JSON
+//! body held whole and read for an error inside, anything longer unbuffered),
 //! tells the model's health, and marks the answer for retry when another attempt can help.
 
 use super::apply::{apply, coarse_now_ms, HostClock};
