@@ -143,23 +143,14 @@ def without_latency(config: dict) -> dict:
     return config
 
 
-def without_json_hold(config: dict) -> dict:
-    """The shipped config without holding short 200 JSON answers whole (`fallback.json_body`:
-    what reading them for errors inside costs)."""
+def with_json_body(config: dict, **settings) -> dict:
+    """The shipped config with `fallback.json_body` set to `settings`: `enabled=False` (what
+    reading short 200 JSON answers for errors inside costs), or `max_bytes=64` (every answer of
+    the bench let go unread: what the hold itself costs without the classifier)."""
     for root in ("client", "upstream", "status"):
         for plugin in wasm_filters(config, root):
             value = plugin["configuration"]["value"]
-            value.setdefault("fallback", {})["json_body"] = {"enabled": False}
-    return config
-
-
-def json_hold_bytes(config: dict, max_bytes: int) -> dict:
-    """The shipped config holding 200 JSON answers only up to `max_bytes` (64: every answer of
-    the bench is let go unread, what the hold itself costs without the classifier)."""
-    for root in ("client", "upstream", "status"):
-        for plugin in wasm_filters(config, root):
-            value = plugin["configuration"]["value"]
-            value.setdefault("fallback", {})["json_body"] = {"max_bytes": max_bytes}
+            value.setdefault("fallback", {})["json_body"] = settings
     return config
 
 
@@ -181,8 +172,8 @@ ABLATIONS = {
     "no-shaping": without_shaping,
     "no-metering": without_metering,
     "no-latency": without_latency,
-    "no-json-hold": without_json_hold,
-    "json-hold-unread": lambda c: json_hold_bytes(c, 64),
+    "no-json-hold": lambda c: with_json_body(c, enabled=False),
+    "json-hold-unread": lambda c: with_json_body(c, max_bytes=64),
     "lean": lean,
 }
 

@@ -404,12 +404,11 @@ impl Evidence {
         // (Baidu Qianfan, relays); their success bodies say `code: 0` (or 200, "success").
         // Success codes vary (`"0000"`, `10000`, `1`): a body whose own words say it succeeded
         // is not failing whatever its code.
-        let failed_code = !says_succeeded(map)
-            && match map.get("code") {
-                Some(Value::Number(n)) => n.as_i64().is_some_and(|n| n != 0 && n != 200),
-                Some(Value::String(s)) => !success_code(s),
-                _ => false,
-            };
+        let failed_code = match map.get("code") {
+            Some(Value::Number(n)) => n.as_i64().is_some_and(|n| n != 0 && n != 200),
+            Some(Value::String(s)) => !success_code(s),
+            _ => false,
+        } && !says_succeeded(map);
         let has_text = [
             "msg",
             "message",

@@ -371,6 +371,28 @@ fn default_json_hold_bytes() -> usize {
     4 * 1024
 }
 
+/// A hold of `fallback.<name>`: at most a minute, between 64 and `most_bytes` bytes.
+fn check_hold(
+    name: &str,
+    max_hold_ms: u64,
+    max_bytes: usize,
+    most_bytes: usize,
+) -> Result<(), ConfigError> {
+    if max_hold_ms > 60_000 {
+        return Err(ConfigError::new(
+            format!("fallback.{name}.max_hold_ms"),
+            format!("{max_hold_ms} is above 60000"),
+        ));
+    }
+    if !(64..=most_bytes).contains(&max_bytes) {
+        return Err(ConfigError::new(
+            format!("fallback.{name}.max_bytes"),
+            format!("{max_bytes} is outside 64..={most_bytes}"),
+        ));
+    }
+    Ok(())
+}
+
 fn default_stream_hold_ms() -> u64 {
     2_000
 }
@@ -795,32 +817,15 @@ impl Config {
                 ),
             ));
         }
-        let hold = &f.stream_start;
-        if hold.max_hold_ms > 60_000 {
-            return Err(ConfigError::new(
-                "fallback.stream_start.max_hold_ms",
-                format!("{} is above 60000", hold.max_hold_ms),
-            ));
-        }
-        if !(64..=1024 * 1024).contains(&hold.max_bytes) {
-            return Err(ConfigError::new(
-                "fallback.stream_start.max_bytes",
-                format!("{} is outside 64..=1048576", hold.max_bytes),
-            ));
-        }
+        let start = &f.stream_start;
+        check_hold(
+            "stream_start",
+            start.max_hold_ms,
+            start.max_bytes,
+            1024 * 1024,
+        )?;
         let json = &f.json_body;
-        if json.max_hold_ms > 60_000 {
-            return Err(ConfigError::new(
-                "fallback.json_body.max_hold_ms",
-                format!("{} is above 60000", json.max_hold_ms),
-            ));
-        }
-        if !(64..=64 * 1024).contains(&json.max_bytes) {
-            return Err(ConfigError::new(
-                "fallback.json_body.max_bytes",
-                format!("{} is outside 64..=65536", json.max_bytes),
-            ));
-        }
+        check_hold("json_body", json.max_hold_ms, json.max_bytes, 64 * 1024)?;
         if f.base_cooldown_ms == 0 || f.base_cooldown_ms > f.max_cooldown_ms {
             return Err(ConfigError::new(
                 "fallback.base_cooldown_ms",

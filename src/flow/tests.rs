@@ -914,14 +914,8 @@ fn an_attempt_whose_failure_would_open_the_circuit_names_the_next_provider_befor
     assert_eq!(out.routed_next(), Some("a"));
 }
 
-#[wasm_bindgen_test(unsupported = test)]
-fn a_retry_picked_before_a_switch_without_an_answer_was_named_is_a_race_not_a_misroute() {
-    let bed = in_request();
-    let mut request = bed.routed("gpt-4o", Safety::Safe);
-    // Attempt 1 on a clean model: nothing named (a is the route's default).
-    let (_, out) = plan_landing(&bed, &mut request, "a");
-    assert!(out.is_empty());
-    // Meanwhile another request's attempt on gpt-4o fails: this one's failure opens its circuit.
+/// Another request (`r2`) reaches gpt-4o on a and gets no answer: one failure on its health.
+fn another_request_fails_on_gpt_4o(bed: &Bed) {
     let Start::Route {
         request: mut other, ..
     } = bed
@@ -930,8 +924,19 @@ fn a_retry_picked_before_a_switch_without_an_answer_was_named_is_a_race_not_a_mi
     else {
         panic!()
     };
-    let _ = plan_landing(&bed, &mut other, "a");
+    let _ = plan_landing(bed, &mut other, "a");
     let _ = bed.ended(&mut other, "gpt-4o", crate::attempt::Ending::ConnectFailure);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn a_retry_picked_before_a_switch_without_an_answer_was_named_is_a_race_not_a_misroute() {
+    let bed = in_request();
+    let mut request = bed.routed("gpt-4o", Safety::Safe);
+    // Attempt 1 on a clean model: nothing named (a is the route's default).
+    let (_, out) = plan_landing(&bed, &mut request, "a");
+    assert!(out.is_empty());
+    // Meanwhile another request's attempt on gpt-4o fails: this one's failure opens its circuit.
+    another_request_fails_on_gpt_4o(&bed);
     // Attempt 1 ends without an answer: claude on b is named, but Envoy may already have
     // picked the retry's cluster (a, the default, where nothing named sent it).
     let (after, out) = bed.ended(
@@ -955,16 +960,7 @@ fn a_cluster_the_host_could_not_name_leaves_retries_where_the_route_points_not_m
     let bed = in_request();
     let mut request = bed.routed("gpt-4o", Safety::Safe);
     // Another request's failure leaves gpt-4o one failure from an open circuit.
-    let Start::Route {
-        request: mut other, ..
-    } = bed
-        .route_as("r2", "gpt-4o", Safety::Safe, Priority::Normal)
-        .0
-    else {
-        panic!()
-    };
-    let _ = plan_landing(&bed, &mut other, "a");
-    let _ = bed.ended(&mut other, "gpt-4o", crate::attempt::Ending::ConnectFailure);
+    another_request_fails_on_gpt_4o(&bed);
     let _ = plan_landing(&bed, &mut request, "a");
     // Attempt 1 ends without an answer: claude on b is planned and named, but the host has
     // no stream left to write the name on (Envoy's dynamic-module ABI).

@@ -21,10 +21,32 @@ use crate::sse::Usage;
 use crate::stats::{BodySkip, Counter, Direction, ModelSlot};
 use proxy_wasm::traits::{Context, HttpContext};
 use proxy_wasm::types::{Action, BufferType, MapType};
+use std::borrow::Cow;
 use std::rc::Rc;
 
 /// Most bytes a compressed request body is inflated to (the listener's buffer limit).
 const MAX_DECODED_REQUEST: usize = 32 * 1024 * 1024;
+
+/// A held answer's bytes as the classifier reads them: inflated (up to `cap`) when the upstream
+/// compressed them anyway, else as they are.
+fn decoded(encoding: Encoding, body: &[u8], cap: usize) -> Cow<'_, [u8]> {
+    let inflated = match encoding {
+        Encoding::Identity | Encoding::Other => None,
+        encoding => inflate::inflate_prefix(encoding, body, cap),
+    };
+    inflated.map_or(Cow::Borrowed(body), Cow::Owned)
+}
+
+/// Reads the response bytes buffered beyond `body`, up to `upto` in all (paused: a body
+/// callback's size is everything buffered so far).
+fn read_held(body: &mut Vec<u8>, upto: usize) {
+    let want = upto.saturating_sub(body.len());
+    if want > 0 {
+        if let Some(chunk) = host::buffer(BufferType::HttpResponseBody, body.len(), want) {
+            body.extend_from_slice(&chunk);
+        }
+    }
+}
 
 /// Where the attempt's request is.
 enum Sending {
@@ -445,11 +467,7 @@ impl UpstreamContext {
                 headers,
             } => {
                 let cap = self.plugin.config.classifier.max_body_bytes;
-                let decoded = match encoding {
-                    Encoding::Identity | Encoding::Other => None,
-                    encoding => inflate::inflate_prefix(encoding, &body, cap),
-                };
-                self.judge_error(decoded.as_deref().unwrap_or(&body), &headers);
+                self.judge_error(&decoded(encoding, &body, cap), &headers);
             }
             Answering::Stream(mut observer) => {
                 for payload in observer.feed(&[], true) {
@@ -490,17 +508,12 @@ impl UpstreamContext {
         let plugin = Rc::clone(&self.plugin);
         let clock = HostClock::default();
         let cx = plugin.cx(&clock);
-        let decoded = match encoding {
-            Encoding::Identity | Encoding::Other => None,
-            encoding => {
-                inflate::inflate_prefix(encoding, &body, plugin.config.classifier.max_body_bytes)
-            }
-        };
+        let plain = decoded(encoding, &body, plugin.config.classifier.max_body_bytes);
         let headers = host::borrowed(headers);
         let answer = Answer {
             status: self.status,
             headers: &headers,
-            body: decoded.as_deref().unwrap_or(&body),
+            body: &plain,
             code_details: None,
             // Coarse (a timer period old at most): a success reads no clock.
             now_unix_ms: coarse_now_ms(),
@@ -940,15 +953,7 @@ impl HttpContext for UpstreamContext {
         match &mut self.answering {
             Answering::Awaiting | Answering::Judged => Action::Continue,
             Answering::Holding { body, .. } => {
-                // Paused: `body_size` is everything buffered so far; read only what is new.
-                let want = body_size.min(cap).saturating_sub(body.len());
-                if want > 0 {
-                    if let Some(chunk) =
-                        host::buffer(BufferType::HttpResponseBody, body.len(), want)
-                    {
-                        body.extend_from_slice(&chunk);
-                    }
-                }
+                read_held(body, body_size.min(cap));
                 if end_of_stream || body_size >= cap {
                     self.finish_answer();
                     Action::Continue
@@ -966,13 +971,7 @@ impl HttpContext for UpstreamContext {
                 };
                 let step = answer::body_step(seen, max_bytes);
                 if step != BodyStep::Release {
-                    // Paused: `body_size` is everything buffered so far; read what is new.
-                    let want = body_size.saturating_sub(body.len());
-                    if let Some(chunk) =
-                        host::buffer(BufferType::HttpResponseBody, body.len(), want)
-                    {
-                        body.extend_from_slice(&chunk);
-                    }
+                    read_held(body, body_size);
                 }
                 match step {
                     BodyStep::Hold => Action::Pause,
