@@ -410,6 +410,12 @@ const EXCESS: &[&str] = &[
     "exceeding",
     "longer than",
     "larger than",
+    // "contains (35490) tokens, which is more than the max tokens limit allowed" (Gemini); not
+    // "more than" alone: "must contain more than one message" is a lower bound.
+    "more than the max",
+    "more than max",
+    "more than the allowed",
+    "more than allowed",
     // Not "greater than" alone: "Content length must be greater than 0" is a lower bound.
     "is greater than",
     "must be less than",
@@ -1221,6 +1227,9 @@ const GRANT: &[&str] = &[
     "premium request",
     // "The number of requests for this API key has reached its cap".
     "its cap",
+    // "Key limit exceeded (daily limit)" (OpenRouter), "Unauthorized - Key limit-exceeded" (a
+    // gateway's spend cap on a key): what a key may spend, not a field's bound.
+    "key limit",
     "your cap",
     "配额",
     "配額",

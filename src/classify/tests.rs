@@ -3988,6 +3988,23 @@ fn korean_limits_japanese_concurrency_and_russian_content() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn a_count_more_than_the_maximum_is_an_overflow_more_than_one_is_not() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            400,
+            r#"{"error":{"code":400,"message":"Input request contains (35490) tokens, which is more than the max tokens limit allowed: (30720)","status":"INVALID_ARGUMENT"}}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"error":{"code":400,"message":"messages must contain more than one entry","status":"INVALID_ARGUMENT"}}"#,
+            BadRequest,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
