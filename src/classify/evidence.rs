@@ -83,7 +83,11 @@ impl Evidence {
     }
 
     fn read_body(&mut self, body: &[u8], depth: usize) {
-        let text = String::from_utf8_lossy(body);
+        // Valid UTF-8 (nearly every body) is checked by the fast validator, not copied.
+        let text = match std::str::from_utf8(body) {
+            Ok(text) => std::borrow::Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(body),
+        };
         let trimmed = text.trim_start_matches('\u{feff}').trim();
         if trimmed.is_empty() {
             return;

@@ -237,13 +237,13 @@ fn judge_evidence(
     learned: Learned,
 ) -> Verdict {
     let (decision, rule_scope) = decide(answer, evidence, rules, learned);
-    let (retry_after_ms, wait_hint) = wait_hint(answer, evidence, decision.0);
-    let (class, reason) = adjust_quota_window(decision, evidence, retry_after_ms);
-    let (retry_after_ms, wait_hint) = if class == ErrorClass::Ok {
+    // A success states no wait worth reading (and walking a whole completion for one costs).
+    let (retry_after_ms, wait_hint) = if decision.0 == ErrorClass::Ok {
         (None, WaitHint::Absent)
     } else {
-        (retry_after_ms, wait_hint)
+        wait_hint(answer, evidence, decision.0)
     };
+    let (class, reason) = adjust_quota_window(decision, evidence, retry_after_ms);
     let scope = match (class, rule_scope) {
         (ErrorClass::QuotaExhausted, Some(scope)) => scope,
         (ErrorClass::QuotaExhausted, None) => quota_scope(answer, evidence),
