@@ -845,6 +845,12 @@ const PAID_FOR: &[&str] = &[
 const LAPSED: &[&str] = &[
     "expired",
     "lapsed",
+    // "Your trial has ended", "試用期已結束".
+    "ended",
+    "已结束",
+    "已結束",
+    "終了",
+    "종료",
     "失效",
     "过期",
     "過期",
@@ -993,6 +999,10 @@ const CAPABILITY: &[&str] = &[
     "pdf",
     "audio",
     "embeddings",
+    // Bedrock Converse: "This model doesn't support the toolConfig field".
+    "toolconfig",
+    // Ollama: "\"gemma3:1b\" does not support insert" (fill-in-the-middle's `suffix`).
+    "insert",
     "工具",
     "函数调用",
 ];
@@ -1045,6 +1055,9 @@ const PLAN: &[&str] = &[
     "paid",
     "enterprise",
     "premium",
+    "trial",
+    "试用",
+    "試用",
     "会员",
     "會員",
     "套餐",
@@ -1104,6 +1117,22 @@ const ALLOWANCE: &[&str] = &[
     "할당량",
     "лимит",
     "квот",
+    // Localized gateways and apps: Spanish, Portuguese, German, French, Indonesian, Turkish,
+    // Vietnamese ("Kuota harian Anda telah habis", "hết lượt sử dụng").
+    "cuota",
+    "cota",
+    "límite",
+    "limite",
+    "kontingent",
+    "kuota",
+    "batas",
+    "kota",
+    "kotanız",
+    "limitiniz",
+    "limitinize",
+    "hạn mức",
+    "hạn ngạch",
+    "lượt sử dụng",
 ];
 
 /// Used up.
@@ -1138,6 +1167,27 @@ const USED_UP: &[&str] = &[
     "使い切",
     "초과",
     "소진",
+    "agotado",
+    "agotada",
+    "excedido",
+    "excedida",
+    "esgotado",
+    "esgotada",
+    "atingido",
+    "aufgebraucht",
+    "überschritten",
+    "erschöpft",
+    "épuisé",
+    "épuisée",
+    "dépassé",
+    "dépassée",
+    "habis",
+    "terlampaui",
+    "ulaştınız",
+    "aşıldı",
+    "doldu",
+    "đã hết",
+    "vượt quá",
 ];
 
 /// Words of a rate: "Rate limit reached for requests" is a rate limit, however it is worded.
@@ -1156,6 +1206,8 @@ const RATE: &[&str] = &[
     "instance",
     "node",
     "replica",
+    // "Open api request limit reached by resource cluster" (Qianfan): what serves is full.
+    "cluster",
     "gpu",
     "hourly",
     "per hour",
@@ -1203,7 +1255,13 @@ fn used_up_in(messages: &[String], family: &[&str], name: &str) -> Option<String
 /// A word of `family` near a word of `used` in some message, when no message speaks of a rate
 /// or a short window.
 fn used_in(messages: &[String], family: &[&str], used: &[&str], name: &str) -> Option<String> {
-    let rate = |m: &String| first(m, SHORT_WINDOW).is_some() || first(m, RATE).is_some();
+    // "Maximum content size limit (26214400) exceeded (26843611 bytes read)": a body's size.
+    const SIZE_LIMIT: &[&str] = &["size limit", "bytes"];
+    let rate = |m: &String| {
+        first(m, SHORT_WINDOW).is_some()
+            || first(m, RATE).is_some()
+            || first(m, SIZE_LIMIT).is_some()
+    };
     if messages.iter().any(rate) {
         return None;
     }
@@ -1241,6 +1299,13 @@ const GRANT: &[&str] = &[
     "利用枠",
     "사용량",
     "할당량",
+    "cuota",
+    "cota",
+    "kontingent",
+    "kuota",
+    "kotanız",
+    "hạn ngạch",
+    "lượt sử dụng",
 ];
 
 /// A grant used up ("This request exceeds your quota of 10000", "Out of call volume quota"),
@@ -1353,6 +1418,9 @@ pub fn too_large(message: &str) -> Option<String> {
         || has_phrase(message, "batch size")
         // Pydantic's "temperature: Input should be less than or equal to 2": a field's value.
         || has_phrase(message, "input should be")
+        // "Invalid 'tools': array too long. Expected an array with maximum length 128": a
+        // field's count of items.
+        || has_phrase(message, "array")
     {
         return None;
     }
@@ -1545,6 +1613,8 @@ const BLOCKED: &[&str] = &[
     "banned",
     "terminated",
     "blocked",
+    // "Your account has been locked, please contact customer service" (Zhipu 1112).
+    "locked",
     // "Your account has been flagged for policy violations".
     "flagged",
     "禁用",

@@ -172,6 +172,7 @@ impl Evidence {
                     "\"stop_reason\"",
                     "\"stopReason\"",
                     "\"finishReason\"",
+                    "\"FinishReason\"",
                     "\"sensitive\"",
                     // The Responses API's `response.refusal.delta` events.
                     "\"response.refusal.",
@@ -344,6 +345,14 @@ impl Evidence {
                 }
             }
         }
+        // One error as an object under `errors` (`{"errors": {"message": "..."}}`); not a
+        // batch's list of its lines' errors (`{"errors": {"object": "list", "data": [...]}}`).
+        if let Some(Value::Object(error)) = map.get("errors") {
+            if error.get("message").is_some_and(Value::is_string) {
+                self.has_error_envelope = true;
+                self.read_error_object(error, depth);
+            }
+        }
         // OpenRouter: an upstream's failure inside a 200 completion, `{"choices": [{"finish_reason":
         // "error", "error": {"code": 429, "message": "..."}}]}`.
         if let Some(list) = map.get("choices").and_then(Value::as_array) {
@@ -479,6 +488,8 @@ impl Evidence {
         }
         for field in [
             "message",
+            // AWS's and .NET's `{"ErrorCode": ..., "Message": ...}` (SageMaker, ...).
+            "Message",
             "error_msg",
             "msg",
             "errmsg",
@@ -968,7 +979,7 @@ fn refused_stop(map: &Map<String, Value>, top: bool) -> Option<(&'static str, &s
     {
         return Some(found);
     }
-    let lists: [(&'static str, Option<&Value>); 7] = [
+    let lists: [(&'static str, Option<&Value>); 8] = [
         ("finish_reason", map.get("choices")),
         // Bedrock Titan text: `{"results": [{"completionReason": "CONTENT_FILTERED"}]}`.
         ("completionReason", map.get("results")),
@@ -988,6 +999,8 @@ fn refused_stop(map: &Map<String, Value>, top: bool) -> Option<(&'static str, &s
             "FinishReason",
             map.get("Response").and_then(|r| r.get("Choices")),
         ),
+        // Hunyuan's stream chunks: the same fields, not inside `Response`.
+        ("FinishReason", map.get("Choices")),
     ];
     if let Some(found) = lists.into_iter().find_map(|(field, list)| {
         let key = field.rsplit('.').next().unwrap_or(field);

@@ -369,15 +369,16 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
         return Settled::Strong(decision, None);
     }
     // "Something failed on our side" (`server_error`, "Upstream service unavailable") under a
-    // 504 says less than the 504.
+    // 504 says less than the 504, and under a 413 less than the 413 (a body too large).
     let timeout_status = matches!(answer.status, 408 | 504 | 524);
+    let says_more = timeout_status || answer.status == 413;
     if !timeout_status {
         if let Some(decision) = unnamed_failure(evidence) {
             return Settled::Strong(decision, None);
         }
     }
     let (prior, basis) = match generic_code(evidence) {
-        Some((ErrorClass::Overloaded, _)) if timeout_status => (
+        Some((ErrorClass::Overloaded, _)) if says_more => (
             status_prior(answer.status, evidence),
             learned::Basis::Status,
         ),
@@ -1094,7 +1095,16 @@ const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
     ("modelerrorexception", ErrorClass::Overloaded),
     ("1305", ErrorClass::Overloaded),       // Zhipu: model busy
     ("1311", ErrorClass::ModelUnavailable), // Zhipu: the plan does not include the model
-    ("50603", ErrorClass::Overloaded),      // SiliconFlow: system too busy
+    // Volcengine Ark: the account has not activated the model's service (403 and 404).
+    (
+        "operationdenied.servicenotopen",
+        ErrorClass::ModelUnavailable,
+    ),
+    ("modelnotopen", ErrorClass::ModelUnavailable),
+    // Ark's Safe Experience Mode: the spend cap the account set on a model is reached (429,
+    // typed `TooManyRequests` or `Forbidden`); it holds until the owner lifts it.
+    ("setlimitexceeded", ErrorClass::QuotaExhausted),
+    ("50603", ErrorClass::Overloaded), // SiliconFlow: system too busy
     ("resourceinsufficient", ErrorClass::Overloaded),
     // Timeouts.
     ("timeout", ErrorClass::Timeout),
@@ -1126,6 +1136,8 @@ const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
     // OpenAI's per-field cap (10 MiB strings), checked before any model: a larger window does
     // not help, the request must be cut.
     ("string_above_max_length", ErrorClass::BadRequest),
+    // ... and its cap on arrays ("Invalid 'tools': array too long").
+    ("array_above_max_length", ErrorClass::BadRequest),
     // Content policy.
     ("content_policy_violation", ErrorClass::ContentPolicy),
     ("hooks_failed", ErrorClass::ContentPolicy), // Portkey: a guardrail's check failed
@@ -1234,7 +1246,15 @@ fn specific_code(evidence: &Evidence, now_unix_ms: u64) -> Option<Decision> {
     }) {
         return Some((class, format!("{}={}", code.field, code.value)));
     }
-    for code in &evidence.codes {
+    // An HTTP reason phrase as a code (`"type": "Forbidden"`) says no more than a status: any
+    // other code speaks first (Ark's `SetLimitExceeded` typed `Forbidden`).
+    let named = |status_name: bool| {
+        evidence
+            .codes
+            .iter()
+            .filter(move |c| concepts::is_status_name(&c.value) == status_name)
+    };
+    for code in named(false).chain(named(true)) {
         let scoped = FIELD_CODES
             .iter()
             .filter(|(field, _)| *field == code.field)
@@ -1443,6 +1463,9 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "请求过于频繁",
                 "过于频繁",
                 "太频繁",
+                // "您当前使用该API的频率过高，请降低频率" (Zhipu 1303).
+                "频率过高",
+                "頻率過高",
                 "過於頻繁",
                 "流量受限",
                 // Flow control: "日流控超限" (a daily window, read as a stop after).
@@ -1544,7 +1567,11 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "ip allowlist",
                 "ip白名单",
                 "blacklisted",
+                // iFlytek Spark 10015: "appid in blacklist".
+                "in blacklist",
                 "黑名单",
+                // Baidu's error 14: "IAM Certification failed".
+                "certification failed",
                 "access terminated",
                 "invalid token",
                 // AWS IAM: "User: arn:... is not authorized to perform: bedrock:InvokeModel".
@@ -1759,7 +1786,13 @@ fn by_status(status: u16, evidence: &Evidence) -> Decision {
 
 /// Whether a message speaks of the request body's size in bytes, not of tokens.
 fn payload_limit(evidence: &Evidence) -> bool {
-    const BODY: &[&str] = &["request body", "payload", "body size", "request size"];
+    const BODY: &[&str] = &[
+        "request body",
+        "payload",
+        "body size",
+        "request size",
+        "content size",
+    ];
     const BYTES: &[&str] = &["bytes", "kb", "mb", "gb", "kib", "mib"];
     evidence.messages.iter().any(|m| {
         !has_phrase(m, "token")

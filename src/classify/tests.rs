@@ -4005,6 +4005,125 @@ fn a_count_more_than_the_maximum_is_an_overflow_more_than_one_is_not() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn envelopes_codes_and_words_of_the_eighth_to_tenth_probes() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // One error as an object under `errors`; a batch's `errors` list object is no error.
+        (
+            429,
+            r#"{"errors":{"message":"You have exceeded today's quota for model Qwen/Qwen3-235B-A22B. The quota resets at 00:00 (UTC+8)."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"id":"batch_abc123","object":"batch","status":"completed","errors":{"object":"list","data":[]},"request_counts":{"total":2,"completed":2,"failed":0}}"#,
+            Ok,
+        ),
+        // Hunyuan's stream chunk, PascalCase and outside `Response`.
+        (
+            200,
+            "data: {\"Choices\":[{\"Delta\":{\"Role\":\"assistant\",\"Content\":\"\"},\"FinishReason\":\"sensitive\"}],\"Id\":\"7c1f\"}\n\n",
+            ContentPolicy,
+        ),
+        // AWS's PascalCase `Message` (SageMaker behind a 424).
+        (
+            424,
+            r#"{"ErrorCode":"CLIENT_ERROR_FROM_MODEL","Message":"Received server error (0) from primary with message \"Your invocation timed out while waiting for a response from container primary.\"","OriginalStatusCode":0}"#,
+            Timeout,
+        ),
+        // A 413 says more than a generic `server_error`; a byte size is no allowance.
+        (
+            413,
+            r#"{"error":{"message":"Maximum content size limit (26214400) exceeded (26843611 bytes read)","type":"server_error","param":null,"code":null}}"#,
+            BadRequest,
+        ),
+        // An array's count of items is a field's bound, not a prompt too large.
+        (
+            400,
+            r#"{"error":{"message":"Invalid 'tools': array too long. Expected an array with maximum length 128, but got an array with length 214 instead.","type":"invalid_request_error","param":"tools","code":"array_above_max_length"}}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Invalid 'tools': array too long. Expected an array with maximum length 128.","type":"invalid_request_error"}}"#,
+            BadRequest,
+        ),
+        // A limit of what serves (a cluster) is capacity.
+        (
+            200,
+            r#"{"error_code":4,"error_msg":"Open api request limit reached by resource cluster, please retry"}"#,
+            Overloaded,
+        ),
+        // Keys and accounts: a certification failed, an account locked, an app id blacklisted.
+        (200, r#"{"error_code":14,"error_msg":"IAM Certification failed"}"#, Auth),
+        (
+            403,
+            r#"{"error":{"code":"1112","message":"Your account has been locked, please contact customer service to unlock"}}"#,
+            Auth,
+        ),
+        (
+            200,
+            r#"{"header":{"code":10015,"message":"appid in blacklist","sid":"cht000b1e38","status":2}}"#,
+            Auth,
+        ),
+        // A frequency too high is a rate.
+        (
+            429,
+            r#"{"error":{"code":"1303","message":"您当前使用该API的频率过高，请降低频率，或联系客服增加限额。"}}"#,
+            RateLimited,
+        ),
+        // Capabilities a model lacks.
+        (
+            400,
+            r#"{"message":"This model doesn't support the toolConfig field. Remove toolConfig and try again."}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":"\"gemma3:1b\" does not support insert"}"#,
+            ModelUnavailable,
+        ),
+        // A trial ended; allowances used up in other languages.
+        (
+            429,
+            r#"{"status":"fail","message":"試用期已結束，請升級方案以繼續使用 API。"}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"code":429,"message":"Kuota harian Anda telah habis. Silakan coba lagi besok atau tingkatkan paket Anda."}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"code":429,"message":"Bạn đã hết lượt sử dụng miễn phí hôm nay. Vui lòng quay lại vào ngày mai."}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Has agotado tu cuota mensual. Actualiza tu plan para continuar."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Ihr monatliches Kontingent ist aufgebraucht."}}"#,
+            QuotaExhausted,
+        ),
+        // Ark's codes speak before a reason phrase typed as a code.
+        (
+            429,
+            r#"{"error":{"code":"SetLimitExceeded","message":"Your account has reached the set inference limit for the [doubao-seed-1-6] model, and the model service has been paused.","param":"","type":"Forbidden"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"code":"OperationDenied.ServiceNotOpen","message":"Operation is denied because the model service is unavailable, please go to the console to activate the corresponding model service.","param":"","type":"Forbidden"}}"#,
+            ModelUnavailable,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
