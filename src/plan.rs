@@ -195,24 +195,23 @@ pub fn after_failure(
     // A short stated wait, or a model whose circuit is still closed, is worth asking again; not
     // a model cooling down, whoever's failure opened its circuit (another request's, on this
     // worker or another).
-    let cooling = matches!(admission(current), Admission::Cooling { .. });
-    let retry_here = !cooling
-        && match verdict.class {
-            ErrorClass::RateLimited => {
-                !opened
-                    && verdict
-                        .retry_after_ms
-                        .is_none_or(|w| w <= config.switch_rule(&current.name).wait_over_ms)
-            }
-            ErrorClass::Overloaded | ErrorClass::Timeout => !opened,
-            ErrorClass::QuotaExhausted
-            | ErrorClass::ModelUnavailable
-            | ErrorClass::ContextOverflow
-            | ErrorClass::Ok
-            | ErrorClass::Auth
-            | ErrorClass::BadRequest
-            | ErrorClass::ContentPolicy => false,
-        };
+    // The class decides first: the health read is paid only when asking again is on the table.
+    let retry_here = match verdict.class {
+        ErrorClass::RateLimited => {
+            !opened
+                && verdict
+                    .retry_after_ms
+                    .is_none_or(|w| w <= config.switch_rule(&current.name).wait_over_ms)
+        }
+        ErrorClass::Overloaded | ErrorClass::Timeout => !opened,
+        ErrorClass::QuotaExhausted
+        | ErrorClass::ModelUnavailable
+        | ErrorClass::ContextOverflow
+        | ErrorClass::Ok
+        | ErrorClass::Auth
+        | ErrorClass::BadRequest
+        | ErrorClass::ContentPolicy => false,
+    } && !matches!(admission(current), Admission::Cooling { .. });
     if retry_here {
         return Next::Retry;
     }

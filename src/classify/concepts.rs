@@ -90,6 +90,11 @@ const BILLING: &[&str] = &[
     "이용한도",
     "지출 한도",
     "크레딧 한도",
+    // A budget ("予算上限（月額 ¥300,000）に到達").
+    "预算",
+    "預算",
+    "予算",
+    "예산",
     "баланс",
     "средств",
     "оплат",
@@ -117,8 +122,12 @@ const SHORTAGE: &[&str] = &[
     "no remaining",
     // "Your wallet is empty".
     "empty",
-    // "プランでは上限に達しました".
+    // "プランでは上限に達しました", "予算上限に到達", "预算已达到上限".
     "達し",
+    "到達",
+    "到达",
+    "达到",
+    "達到",
     "overdue",
     "past due",
     "unpaid",
@@ -319,6 +328,8 @@ const MISSING: &[&str] = &[
     "下架",
     "不可用",
     "利用できません",
+    // The polite form: "ご指定のモデル gemini-ultra はご利用いただけません".
+    "利用いただけません",
     "사용할 수 없",
     "找不到",
     "未开放",
@@ -454,8 +465,10 @@ const RATE_WINDOW: &[&str] = &[
     "per min",
     "per minute",
     "per-minute",
+    "per_minute",
     "per second",
     "per-second",
+    "per_second",
     "rate limit",
     "rate-limit",
     "tpm",
@@ -548,6 +561,7 @@ const CONTENT: &[&str] = &[
 /// Why it was refused.
 const SAFETY: &[&str] = &[
     "safety",
+    "prompt guard",
     "usage policy",
     "usage policies",
     "usage guidelines",
@@ -1133,6 +1147,11 @@ const ALLOWANCE: &[&str] = &[
     "hạn mức",
     "hạn ngạch",
     "lượt sử dụng",
+    // "일일 허용 호출 건수(10,000건)를 초과했습니다": the calls a day allows.
+    "허용량",
+    "허용 호출",
+    "호출 건수",
+    "호출 횟수",
 ];
 
 /// Used up.
@@ -1150,6 +1169,8 @@ const USED_UP: &[&str] = &[
     "depleted",
     // "You have used all of your free requests".
     "used all",
+    // "No quota left for token consumption".
+    "no quota",
     "used its entire",
     "used your entire",
     "used the entire",
@@ -1414,6 +1435,10 @@ pub fn too_large(message: &str) -> Option<String> {
         || ["timeout", "timed out", "took too long"]
             .iter()
             .any(|t| has_phrase(message, t))
+        // "Token limit is exceeded. Try again in 42 seconds": no wait shrinks a prompt.
+        || ["try again in", "retry in", "retry after", "please wait"]
+            .iter()
+            .any(|t| has_phrase(message, t))
         // "batch size ... should not be larger than 20": a count of inputs per call.
         || has_phrase(message, "batch size")
         // Pydantic's "temperature: Input should be less than or equal to 2": a field's value.
@@ -1437,6 +1462,8 @@ pub fn too_large(message: &str) -> Option<String> {
 const GUARDRAIL: &[&str] = &[
     "guardrail",
     "guardrails",
+    // Kong's "semantic prompt guard", Higress's `ai-prompt-guard`.
+    "prompt guard",
     "moderation policy",
     "content policy",
     "safety policy",
@@ -1479,6 +1506,7 @@ const NOT_PASSED: &[&str] = &[
     "did not pass",
     "didn't pass",
     "does not pass",
+    "doesn't pass",
     "未通过",
     "未通過",
     "不通过",
@@ -1559,6 +1587,8 @@ const REJECTED: &[&str] = &[
     "失效",
     "错误",
     "錯誤",
+    // "Authorization Token非法".
+    "非法",
     "过期",
     "過期",
     "失败",

@@ -353,6 +353,16 @@ impl Evidence {
                 self.read_error_object(error, depth);
             }
         }
+        // A proxy that passes the upstream's answer on as a string beside its own words:
+        // `{"error": "upstream_error", "upstream_status": 429, "upstream_body": "{...}"}`.
+        if depth < MAX_NESTING {
+            if let Some(Value::String(text)) = map.get("upstream_body") {
+                self.read_embedded(text, depth);
+                if self.inner_status.is_none() {
+                    self.inner_status = map.get("upstream_status").and_then(http_status);
+                }
+            }
+        }
         // OpenRouter: an upstream's failure inside a 200 completion, `{"choices": [{"finish_reason":
         // "error", "error": {"code": 429, "message": "..."}}]}`.
         if let Some(list) = map.get("choices").and_then(Value::as_array) {

@@ -797,6 +797,9 @@ fn prompt_too_large(evidence: &Evidence) -> Option<String> {
         "per second",
         "per day",
         "per hour",
+        // "token_per_minute=10000 exceeded".
+        "per_minute",
+        "per_second",
         "tpm",
         "rpm",
         "tpd",
@@ -1093,8 +1096,9 @@ const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
     ("cf_bad_gateway", ErrorClass::Overloaded),
     ("throttling.allocationquota", ErrorClass::RateLimited),
     ("modelerrorexception", ErrorClass::Overloaded),
-    ("1305", ErrorClass::Overloaded),       // Zhipu: model busy
-    ("1311", ErrorClass::ModelUnavailable), // Zhipu: the plan does not include the model
+    ("1305", ErrorClass::Overloaded),        // Zhipu: model busy
+    ("1311", ErrorClass::ModelUnavailable),  // Zhipu: the plan does not include the model
+    ("336007", ErrorClass::ContextOverflow), // Qianfan: "the max length of current question is N"
     // Volcengine Ark: the account has not activated the model's service (403 and 404).
     (
         "operationdenied.servicenotopen",
@@ -1438,6 +1442,8 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "rate-limit",
                 "rate limited",
                 "ratelimit",
+                "rate limiting",
+                "rate-limiting",
                 "too many requests",
                 // OpenAI's 503 "Slow Down": a sudden rise in the caller's rate.
                 "slow down",
@@ -1470,6 +1476,9 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "流量受限",
                 // Flow control: "日流控超限" (a daily window, read as a stop after).
                 "流控",
+                // iFlytek Spark 11202: "licc failed: second-level flow control exceeded" (its
+                // 11201 "day-level" is a day's window, read as a stop after).
+                "flow control",
                 "限流",
                 "并发",
                 "超过限额",
@@ -1992,6 +2001,8 @@ const NO_RESET: &[&str] = &["total limit", "lifetime limit", "lifetime quota"];
 /// Message phrases of a window of hours or more (a wait of minutes does not help).
 const LONG_WINDOW: &[&str] = &[
     "per day",
+    // iFlytek Spark 11201: "licc failed: day-level flow control exceeded".
+    "day-level",
     "per-day",
     "tokens per day",
     "requests per day",

@@ -4124,6 +4124,84 @@ fn envelopes_codes_and_words_of_the_eighth_to_tenth_probes() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn gateways_success_lookalikes_and_east_asian_wordings_of_the_last_probes() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A gateway's quota check; no quota left is a grant used up.
+        (
+            403,
+            r#"{"code":403,"message":"Request denied by ai quota check. No quota left for token consumption (consumer: consumer-alice)"}"#,
+            QuotaExhausted,
+        ),
+        // The upstream's answer passed on as a string beside the proxy's own words.
+        (
+            502,
+            r#"{"error":"upstream_error","upstream_status":429,"upstream_body":"{\"error\":{\"message\":\"Rate limit reached for gpt-4o-mini on requests per min (RPM): Limit 500, Used 500, Requested 1. Please try again in 120ms.\",\"type\":\"requests\",\"code\":\"rate_limit_exceeded\"}}"}"#,
+            RateLimited,
+        ),
+        // A wait stated, a per-minute window in a field's name: rates, not prompts too large.
+        (
+            429,
+            r#"{"statusCode":429,"message":"Token limit is exceeded. Try again in 42 seconds."}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            r#"{"code":429,"message":"Too many tokens, token_per_minute=10000 exceeded for consumer gpt-team, please retry later"}"#,
+            RateLimited,
+        ),
+        // A window of seconds stated with its number is no allowance used up.
+        (
+            503,
+            r#"{"error_msg":"ai-rate-limiting: total_tokens limit of 5000 per 60s exceeded for instance x"}"#,
+            RateLimited,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"prompt doesn't pass semantic prompt guard: matched deny topic 'weapons manufacturing'"}}"#,
+            ContentPolicy,
+        ),
+        // iFlytek Spark's flow control: per second a rate, per day a stop.
+        (
+            200,
+            r#"{"header":{"code":11202,"message":"licc failed: second-level flow control exceeded","sid":"cht000b1234","status":2}}"#,
+            RateLimited,
+        ),
+        (
+            200,
+            r#"{"header":{"code":11201,"message":"licc failed: day-level flow control exceeded","sid":"cht000b1234","status":2}}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"code":1002,"msg":"Authorization Token非法，请确认Authorization Token正确传递。","success":false}"#,
+            Auth,
+        ),
+        // Budgets and a day's calls in Japanese and Korean, under a weak 403.
+        (
+            403,
+            r#"{"detail":"お客様のテナントは予算上限（月額 ¥300,000）に到達したため、生成 API の利用が停止されています。"}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"code":-10,"msg":"일일 허용 호출 건수(10,000건)를 초과했습니다. 내일 자정 이후 다시 시도해 주세요."}"#,
+            QuotaExhausted,
+        ),
+        (
+            400,
+            r#"{"error":{"code":400,"message":"この地域ではご指定のモデル gemini-ultra はご利用いただけません。","status":"FAILED_PRECONDITION"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            200,
+            r#"{"error_code":336007,"error_msg":"the max length of current question is 11200"}"#,
+            ContextOverflow,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
