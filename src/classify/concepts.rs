@@ -1487,6 +1487,17 @@ pub fn refusal(message: &str) -> Option<String> {
     if first(message, RATE_WINDOW).is_some() || has_phrase(message, "too many requests") {
         return None;
     }
+    // "Request body violates schema", "Unrecognized request argument supplied: moderation": a
+    // request's shape, whatever word it names.
+    const SHAPE: &[&str] = &[
+        "schema",
+        "request argument",
+        "unrecognized",
+        "unknown parameter",
+    ];
+    if first(message, SHAPE).is_some() {
+        return None;
+    }
     if let Some((safety, content)) = near(message, SAFETY, CONTENT) {
         return Some(format!("concept safety \"{safety}\" + \"{content}\""));
     }
@@ -2007,10 +2018,15 @@ pub fn code_class(code: &str, short_window: bool) -> Option<(ErrorClass, &'stati
     let pairs = Pairs::of(squashed.as_bytes());
     let contains = |w: &str| pairs.may_hold(w.as_bytes()) && squashed.contains(w);
     let names_model = contains("model");
+    // `InvalidContentFilterPolicy`: a setting of the request that is wrong, not a refusal.
+    let invalid_setting = squashed.starts_with("invalid");
     let families = CODE_FAMILIES
         .iter()
         .filter(|(_, class)| !(short_window && *class == ErrorClass::QuotaExhausted));
     families.into_iter().find_map(|(words, class)| {
+        if invalid_setting && *class == ErrorClass::ContentPolicy {
+            return None;
+        }
         let refused = || {
             let model_family = names_model && *class == ErrorClass::ModelUnavailable;
             model_family

@@ -241,7 +241,14 @@ impl Evidence {
                     .iter()
                     .take(MAX_ITEMS)
                     .find(|item| item.get("error").is_some());
-                if let Some(item) = error.or_else(|| items.first()) {
+                // ... or with a chunk whose candidates stopped for safety.
+                let refused = || {
+                    items.iter().take(MAX_ITEMS).find(|item| {
+                        item.as_object()
+                            .is_some_and(|map| refused_stop(map, false).is_some())
+                    })
+                };
+                if let Some(item) = error.or_else(refused).or_else(|| items.first()) {
                     self.read_json(item, depth);
                 }
             }
@@ -297,6 +304,16 @@ impl Evidence {
         // `{"detail": {"status": "quota_exceeded", "message": "..."}}`).
         // A whole provider body inside `detail` (a gateway's `{"detail": {"type": "error",
         // "error": {...}}}`) is read as a body.
+        // FastAPI's validation errors (and guards that borrow their shape): `{"detail": [{"loc":
+        // [...], "msg": "...", "type": "..."}]}`.
+        if let Some(Value::Array(items)) = map.get("detail") {
+            for item in items.iter().take(MAX_ITEMS) {
+                if let Some(Value::String(message)) = item.get("msg") {
+                    self.has_error_envelope = true;
+                    self.push_message(message);
+                }
+            }
+        }
         if let Some(Value::Object(detail)) = map.get("detail") {
             if detail.get("message").is_some_and(Value::is_string) {
                 self.has_error_envelope = true;
@@ -507,6 +524,8 @@ impl Evidence {
             "errorMessage",
             "ErrorMessage",
             "error_message",
+            // OAuth-style `{"error": "prompt_rejected", "error_description": "..."}`.
+            "error_description",
             "err",
         ] {
             if let Some(Value::String(message)) = map.get(field) {
@@ -556,9 +575,12 @@ impl Evidence {
         // Vertex's image and video models report what their safety filters withheld:
         // `raiMediaFilteredReasons` (Veo, inside an operation's `response`) and Imagen's
         // predictions' `raiFilteredReason`.
-        let media = map
-            .get("response")
+        // The Gemini API nests Veo's under `response.generateVideoResponse`.
+        let response = map.get("response").and_then(Value::as_object);
+        let media = response
+            .and_then(|r| r.get("generateVideoResponse"))
             .and_then(Value::as_object)
+            .or(response)
             .unwrap_or(map);
         let filtered = media
             .get("raiMediaFilteredReasons")

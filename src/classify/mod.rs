@@ -1146,6 +1146,11 @@ const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
     ("content_policy_violation", ErrorClass::ContentPolicy),
     ("hooks_failed", ErrorClass::ContentPolicy), // Portkey: a guardrail's check failed
     ("content_filter", ErrorClass::ContentPolicy),
+    // OpenAI's image edits: "Your request was blocked ... public figures is not supported".
+    ("moderation_blocked", ErrorClass::ContentPolicy),
+    // DashScope's image models: "Input data is suspected of being involved in IP infringement".
+    ("ipinfringementsuspect", ErrorClass::ContentPolicy),
+    ("schema_violation", ErrorClass::BadRequest),
     ("responsibleaipolicyviolation", ErrorClass::ContentPolicy),
     ("data_inspection_failed", ErrorClass::ContentPolicy),
     ("datainspectionfailed", ErrorClass::ContentPolicy),
@@ -1444,6 +1449,8 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "ratelimit",
                 "rate limiting",
                 "rate-limiting",
+                // Cloudflare's page for a rate limiting rule.
+                "error 1015",
                 "too many requests",
                 // OpenAI's 503 "Slow Down": a sudden rise in the caller's rate.
                 "slow down",

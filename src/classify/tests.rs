@@ -4202,6 +4202,73 @@ fn gateways_success_lookalikes_and_east_asian_wordings_of_the_last_probes() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn refusals_in_every_shape_and_their_look_alikes() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            400,
+            r#"{"error":{"message":"Your request was blocked because the uploaded image appears to depict a real, identifiable person. Editing images of public figures is not supported.","type":"invalid_request_error","param":"image","code":"moderation_blocked"}}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"code":"IPInfringementSuspect","message":"Input data is suspected of being involved in IP infringement.","request_id":"0b9a"}"#,
+            ContentPolicy,
+        ),
+        // A streamed Gemini array whose last chunk stopped for safety.
+        (
+            200,
+            r#"[{"candidates":[{"content":{"parts":[{"text":"Okay"}],"role":"model"},"index":0}]},{"candidates":[{"finishReason":"SAFETY","index":0}]}]"#,
+            ContentPolicy,
+        ),
+        // Veo through the Gemini API: `response.generateVideoResponse`.
+        (
+            200,
+            r#"{"name":"models/veo-2.0-generate-001/operations/abc123","done":true,"response":{"generateVideoResponse":{"raiMediaFilteredCount":1,"raiMediaFilteredReasons":["The video could not be generated because the input image contains a child."]}}}"#,
+            ContentPolicy,
+        ),
+        // FastAPI's validation list, borrowed by a guard; OAuth's `error_description`.
+        (
+            422,
+            r#"{"detail":[{"type":"guardrail","loc":["body","messages",0,"content"],"msg":"Input rejected: contains disallowed content (extremism)"}]}"#,
+            ContentPolicy,
+        ),
+        (
+            422,
+            r#"{"detail":[{"type":"missing","loc":["body","messages"],"msg":"Field required"}]}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"error":"prompt_rejected","error_description":"The prompt was rejected by the content moderation system (election-related content about real candidates is not allowed)."}"#,
+            ContentPolicy,
+        ),
+        // Cloudflare's rate limiting page.
+        (
+            429,
+            "<!DOCTYPE html><html><head><title>Access denied | api.example.ai used Cloudflare to restrict access</title></head><body><h1>Error 1015</h1><p>You are being rate limited.</p></body></html>",
+            RateLimited,
+        ),
+        // A request's shape that names a policy word is a bad request.
+        (
+            400,
+            r#"{"error":{"message":"Request body violates schema: 'messages' is a required property","type":"invalid_request_error","param":"messages","code":"schema_violation"}}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Unrecognized request argument supplied: moderation","type":"invalid_request_error","param":null,"code":null}}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"error":{"code":"InvalidContentFilterPolicy","message":"The content filter policy 'strict-v2' referenced by rai_policy_name is not valid for this deployment."}}"#,
+            BadRequest,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
