@@ -192,6 +192,8 @@ const MODEL: &[&str] = &[
     "model",
     "models",
     "deployment",
+    // A fine-tune served on a base model: "Loading lora x failed: No adapter found for ...".
+    "adapter",
     "模型",
     "モデル",
     "모델",
@@ -258,6 +260,15 @@ pub fn model_id_in(message: &str) -> Option<&str> {
 /// Not there, or not for this caller.
 const MISSING: &[&str] = &[
     "not found",
+    "no adapter found",
+    "no deployment named",
+    "no deployed models",
+    "no models are loaded",
+    "no models are currently loaded",
+    // "model 'x' is not one of the models this engine was created with" (MLC).
+    "not one of the models",
+    // An embedding or rerank model asked to chat.
+    "not a chat model",
     "does not exist",
     "doesn't exist",
     "not exist",
@@ -743,6 +754,10 @@ const SHORT_WINDOW: &[&str] = &[
     "tokens/minute",
     "tokens/min",
     "req/min",
+    // "リクエスト数が上限（60回/分）に達しました".
+    "回/分",
+    "次/分",
+    "회/분",
     "每分钟",
     "每分鐘",
     "毎分",
@@ -999,6 +1014,8 @@ const CAPABILITY: &[&str] = &[
     "function calling",
     "chat completions",
     "chat completion",
+    // "\"nomic-embed-text\" does not support chat".
+    "chat",
     "messages api",
     // "the requested model x does not support this api": the API the request called.
     "this api",

@@ -601,6 +601,10 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
         "out of credits",
         "payment required",
         "payment method required",
+        // Bedrock: "Model access is denied due to INVALID_PAYMENT_INSTRUMENT: A valid payment
+        // instrument must be provided" (the account's, not the model's).
+        "invalid_payment_instrument",
+        "valid payment instrument",
         // Budgets and spend caps set by gateways and accounts (LiteLLM, relays, teams).
         "budget has been exceeded",
         "exceeded budget",
@@ -790,6 +794,9 @@ fn prompt_too_large(evidence: &Evidence) -> Option<String> {
         "number of input tokens",
         "messages is too long",
         "messages are too long",
+        // Qianfan: "the max length of current question is 11200 characters".
+        "max length of current question",
+        "max length of current prompt",
     ];
     const RATE: &[&str] = &[
         "per min",
@@ -1099,6 +1106,7 @@ const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
     ("1305", ErrorClass::Overloaded),        // Zhipu: model busy
     ("1311", ErrorClass::ModelUnavailable),  // Zhipu: the plan does not include the model
     ("336007", ErrorClass::ContextOverflow), // Qianfan: "the max length of current question is N"
+    ("336103", ErrorClass::ContextOverflow), // Qianfan: the prompt is too long
     // Volcengine Ark: the account has not activated the model's service (403 and 404).
     (
         "operationdenied.servicenotopen",
@@ -1183,7 +1191,6 @@ const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
     ("accessdeniedexception", ErrorClass::Auth),
     ("unrecognizedclientexception", ErrorClass::Auth),
     ("account_deactivated", ErrorClass::Auth),
-    ("forbidden", ErrorClass::Auth),
     ("api_key_invalid", ErrorClass::Auth),
 ];
 
@@ -1198,6 +1205,9 @@ const GENERIC_CODES: &[(&str, ErrorClass)] = &[
     ("invalid_param", ErrorClass::BadRequest),
     ("invalidparameter", ErrorClass::BadRequest),
     ("failed_precondition", ErrorClass::BadRequest),
+    // A 403's reason phrase as a code says no more than the 403: "The model x requires a
+    // subscription", "you must first accept the model's terms" say what.
+    ("forbidden", ErrorClass::Auth),
     // "Something failed on our side": the message says what (Anthropic `api_error` with
     // "Unauthorized", OpenAI `server_error` with "The model is overloaded").
     ("server_error", ErrorClass::Overloaded),

@@ -4269,6 +4269,82 @@ fn refusals_in_every_shape_and_their_look_alikes() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn models_served_or_not_and_forbidden_that_says_no_more_than_403() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            400,
+            r#"{"object":"error","message":"Loading lora customer-support-7b failed: No adapter found for /adapters/customer-support-7b","type":"BadRequestError","param":null,"code":400}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"\"nomic-embed-text\" does not support chat","type":"api_error","param":null,"code":null}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"detail":"[address=0.0.0.0:38217, pid=2211] Model bge-reranker-v2-m3 is not a chat model, it does not support chat interface"}"#,
+            ModelUnavailable,
+        ),
+        (
+            503,
+            r#"{"detail":"No models are currently loaded. Load a model with /v1/model/load first."}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"model 'llama-3-8b-instruct-q4f16_1-MLC' is not one of the models this engine was created with","type":"invalid_request_error"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            404,
+            r#"{"title":"Deployment not found","detail":"No deployment named acme/llama-70b-prod exists in this account.","status":404}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"code":400,"message":"Endpoint projects/881/locations/us-central1/endpoints/5551212 has no deployed models.","status":"FAILED_PRECONDITION"}}"#,
+            ModelUnavailable,
+        ),
+        // Qianfan's prompt too long, by code and by words.
+        (
+            200,
+            r#"{"error_code":336103,"error_msg":"the max input characters is 20000"}"#,
+            ContextOverflow,
+        ),
+        (
+            200,
+            r#"{"error_code":17000,"error_msg":"the max length of current question is 11200 characters"}"#,
+            ContextOverflow,
+        ),
+        // A payment instrument is the account's, whatever model was asked.
+        (
+            403,
+            r#"{"message":"Model access is denied due to INVALID_PAYMENT_INSTRUMENT:A valid payment instrument must be provided."}"#,
+            QuotaExhausted,
+        ),
+        // A per-minute count in CJK notation.
+        (
+            429,
+            r#"{"error":{"message":"リクエスト数が上限（60回/分）に達しました。1分後に再試行してください。","type":"rate_limit_error"}}"#,
+            RateLimited,
+        ),
+        // `Forbidden` as a code says no more than the 403: a grant used up speaks over it.
+        (
+            403,
+            r#"{"error":{"code":"Forbidden","message":"Your monthly token quota has been used up."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"code":"Forbidden","message":"Access denied."}}"#,
+            Auth,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
