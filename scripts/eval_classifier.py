@@ -85,12 +85,20 @@ def load_probes() -> list[dict]:
             if not line.strip() or line.startswith("#"):
                 continue
             status, want, body = line.split("\t", 2)
-            # Non-JSON bodies (SSE, plain text) write their newlines as `\n`.
-            if not body.startswith(("{", "[")):
+            # Non-JSON bodies (SSE, plain text, NDJSON: JSON lines) write their newlines as `\n`.
+            if not body.startswith(("{", "[")) or not parses(body):
                 body = body.replace("\\n", "\n")
             rows.append({"id": f"{name}:{n}", "provider": name, "status": int(status), "headers": {},
                          "body": body, "expect": {"class": want}, "source": f"probes/{name}"})
     return rows
+
+
+def parses(text: str) -> bool:
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
 
 
 def classify(entry: dict) -> dict:

@@ -578,6 +578,21 @@ const SAFETY: &[&str] = &[
     "usage guidelines",
     "responsible ai",
     "high risk",
+    // Bedrock guardrails' denied topics, a gateway's restricted topic list.
+    "denied topic",
+    "denied topics",
+    "restricted topic",
+    // "内容存在风险", "输入内容包含不当信息".
+    "风险",
+    "風險",
+    "不当",
+    "不當",
+    // Terms and policies of use in Japanese, Korean and Russian ("利用規約に違反",
+    // "서비스 정책에 위배", "нарушены правила использования").
+    "利用規約",
+    "서비스 정책",
+    "이용 정책",
+    "правила использования",
     "违法",
     "違法",
     "unsafe",
@@ -1877,6 +1892,9 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
             // Volcengine/BytePlus `SensitiveContentDetected.*`, `InputTextRiskDetection`.
             "sensitive",
             "riskdetection",
+            // Azure's `ResponsibleAIPolicyViolation`, a `ContentRisk` code.
+            "responsibleai",
+            "contentrisk",
         ],
         ErrorClass::ContentPolicy,
     ),

@@ -69,8 +69,10 @@ pub struct Evidence {
     /// a completion ("Request contains forbidden content") says, read only under an error
     /// status (`classify::evidence_of`).
     pub completion: Option<String>,
-    /// The completion has neither an `id` nor `usage`: a gateway wrote it, not a model (APISIX
-    /// blocks with a 200 completion by default). Every model server's completion has an `id`.
+    /// A gateway wrote the completion, not a model: it counts no tokens (`usage` all zero: a
+    /// model that read a prompt counts it), or it has neither an `id` (an empty one is none) nor
+    /// `usage` (APISIX blocks with a 200 completion by default; every model server's
+    /// completion has an `id`).
     pub unsigned_completion: bool,
 }
 
@@ -645,8 +647,7 @@ impl Evidence {
             self.completion = content
                 .filter(|c| c.len() <= PLAIN_LINE_MAX)
                 .map(str::to_owned);
-            self.unsigned_completion =
-                self.completion.is_some() && !map.contains_key("id") && !map.contains_key("usage");
+            self.unsigned_completion = self.completion.is_some() && unsigned(map);
         }
         // Gemini answers 200 with `promptFeedback.blockReason` and no candidates when it blocks
         // a prompt.
@@ -958,6 +959,18 @@ pub(crate) const REFUSED_STOPS: &[&str] = &[
     "blacklist",
     "alternative_status_content_filter",
 ];
+
+/// Whether a completion shows no sign of a model having written it (see
+/// [`Evidence::unsigned_completion`]).
+fn unsigned(map: &Map<String, Value>) -> bool {
+    let id = map
+        .get("id")
+        .is_some_and(|id| id.as_str().is_none_or(|id| !id.trim().is_empty()));
+    match map.get("usage").and_then(Value::as_object) {
+        Some(usage) => !usage.values().any(|v| v.as_f64().is_some_and(|n| n > 0.0)),
+        None => !id,
+    }
+}
 
 /// The refusal a 200 answer ends with, as (field, stop reason), wherever a provider puts its
 /// stop reason: `stop_reason` (Anthropic; `delta.stop_reason` in a stream), `stopReason`

@@ -402,15 +402,26 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
 /// "200 OK but actually an error" that way, and no completion is one line of plain text.
 fn plain_soft_error(status: u16, evidence: &Evidence) -> Decision {
     let ok = || (ErrorClass::Ok, format!("status={status}"));
-    // A gateway's block sent as a 200 completion that no model wrote.
-    if evidence.unsigned_completion {
-        let refused = evidence
-            .completion
-            .as_deref()
-            .and_then(|text| concepts::refusal(&evidence::normalize(text)));
-        if let Some(r) = refused {
-            let reason = format!("status={status}, a completion without id or usage, {r}");
-            return (ErrorClass::ContentPolicy, reason);
+    // A gateway's block or error sent as a 200 completion that no model wrote ("Error: Rate
+    // limit reached ...", "您的余额不足", "サーバーが混雑しています"): its text is the message.
+    if let (true, Some(text)) = (evidence.unsigned_completion, evidence.completion.as_deref()) {
+        let words = Evidence {
+            messages: vec![evidence::normalize(text)],
+            ..Evidence::default()
+        };
+        let text = &words.messages;
+        let read = text
+            .first()
+            .and_then(|t| concepts::refusal(t))
+            .map(|r| (ErrorClass::ContentPolicy, r))
+            .or_else(|| decisive_phrase(&words))
+            .or_else(|| concepts::quota_in(text).map(|r| (ErrorClass::QuotaExhausted, r)))
+            .or_else(|| concepts::class_of(text))
+            .or_else(|| indicative_phrase(&words, status))
+            .or_else(|| concepts::capacity_in(text).map(|r| (ErrorClass::Overloaded, r)));
+        if let Some((class, r)) = read {
+            let reason = format!("status={status}, a completion no model wrote, {r}");
+            return (class, reason);
         }
     }
     if !evidence.plain_line {

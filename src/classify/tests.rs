@@ -329,11 +329,13 @@ fn a_200_of_one_plain_line_that_speaks_of_an_error_is_one() {
         credit.reason
     );
     // Anything else plain stays a success: a short line without an error's words, several
-    // lines, JSON that merely mentions capacity, a long paragraph.
+    // lines, a model's completion that merely mentions capacity (it has an id and counts
+    // tokens; without them no model wrote it: `a_completion_no_model_wrote_is_read_by_its_words`),
+    // a long paragraph.
     for body in [
         "OK",
         "The capacity of the tank is 40 litres.\nNext line.",
-        r#"{"choices":[{"message":{"content":"the model is at capacity"}}]}"#,
+        r#"{"id":"chatcmpl-1","choices":[{"message":{"content":"the model is at capacity"}}],"usage":{"prompt_tokens":9,"completion_tokens":6}}"#,
         &"the servers are busy ".repeat(20),
     ] {
         let v = answer(200, &[], body);
@@ -4340,6 +4342,62 @@ fn models_served_or_not_and_forbidden_that_says_no_more_than_403() {
             403,
             r#"{"error":{"code":"Forbidden","message":"Access denied."}}"#,
             Auth,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn a_completion_no_model_wrote_is_read_by_its_words() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Usage all zero: no model read the prompt.
+        (
+            200,
+            r#"{"object":"chat.completion","created":1718841023,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Error: 您的余额不足，当前余额 ¥0.00，请前往控制台充值后再试。"},"finish_reason":"stop"}],"usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0}}"#,
+            QuotaExhausted,
+        ),
+        // No id (an empty one is none) and no usage.
+        (
+            200,
+            r#"{"object":"chat.completion","created":1718841023,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Error: Rate limit reached for requests per minute (limit: 60). Please try again in 14s."},"finish_reason":"stop"}]}"#,
+            RateLimited,
+        ),
+        (
+            200,
+            r#"{"id":"","object":"chat.completion","created":1718841023,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"サーバーが混雑しています。しばらくしてから再度お試しください。"},"finish_reason":"stop"}]}"#,
+            Overloaded,
+        ),
+        // A model's own answer about the same things is a success: it has an id and counts tokens.
+        (
+            200,
+            r#"{"id":"chatcmpl-1","object":"chat.completion","model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Error: Rate limit reached for requests per minute (limit: 60). Please try again in 14s."},"finish_reason":"stop"}],"usage":{"prompt_tokens":31,"completion_tokens":22,"total_tokens":53}}"#,
+            Ok,
+        ),
+        // Refusals in fewer words: denied topics, risks, improper content, responsible-AI codes.
+        (
+            400,
+            r#"{"error":{"code":"responsible_ai_policy_violation","message":"The video generation job was rejected."}}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"code":"ContentRisk","message":"内容存在风险，请调整后重试","requestId":"7A1F-22C9"}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error_code":336003,"error_msg":"输入内容包含不当信息，请修改后重试"}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            "Prompt rejected: input matched a restricted topic list. Rephrase and try again.",
+            ContentPolicy,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"요청하신 내용은 서비스 정책에 위배되어 처리할 수 없습니다.","code":"POLICY_VIOLATION"}}"#,
+            ContentPolicy,
         ),
     ]);
 }
