@@ -1172,8 +1172,9 @@ const ALLOWANCE: &[&str] = &[
     "kontingent",
     "kuota",
     "batas",
-    "kota",
+    // Turkish's quota only inflected: a bare "kota" is a city in Indonesian and Malay.
     "kotanız",
+    "kotası",
     "limitiniz",
     "limitinize",
     "hạn mức",

@@ -965,7 +965,7 @@ pub(crate) const REFUSED_STOPS: &[&str] = &[
 fn unsigned(map: &Map<String, Value>) -> bool {
     let id = map
         .get("id")
-        .is_some_and(|id| id.as_str().is_none_or(|id| !id.trim().is_empty()));
+        .is_some_and(|id| !id.is_null() && id.as_str().is_none_or(|id| !id.trim().is_empty()));
     match map.get("usage").and_then(Value::as_object) {
         Some(usage) => !usage.values().any(|v| v.as_f64().is_some_and(|n| n > 0.0)),
         None => !id,

@@ -4367,6 +4367,11 @@ fn a_completion_no_model_wrote_is_read_by_its_words() {
             r#"{"id":"","object":"chat.completion","created":1718841023,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"サーバーが混雑しています。しばらくしてから再度お試しください。"},"finish_reason":"stop"}]}"#,
             Overloaded,
         ),
+        (
+            200,
+            r#"{"id":null,"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"当前分组上游负载已饱和，请稍后再试"},"finish_reason":"stop"}]}"#,
+            Overloaded,
+        ),
         // A model's own answer about the same things is a success: it has an id and counts tokens.
         (
             200,
