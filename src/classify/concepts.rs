@@ -102,6 +102,24 @@ const BILLING: &[&str] = &[
     "подписк",
     "кредит",
     "пополн",
+    // Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi.
+    "saldo",
+    "solde",
+    "crédito",
+    "créditos",
+    "crédits",
+    "guthaben",
+    "kredit",
+    "credito",
+    "crediti",
+    "bakiye",
+    "số dư",
+    "dépenses",
+    "gastos",
+    "presupuesto",
+    "orçamento",
+    "budżet",
+    "кошти",
 ];
 
 /// Running out.
@@ -185,6 +203,25 @@ const SHORTAGE: &[&str] = &[
     "истёк",
     "превышен",
     "просроч",
+    // Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi.
+    "insuficiente",
+    "insuffisant",
+    "unzureichend",
+    "insufficiente",
+    "tidak cukup",
+    "yetersiz",
+    "không đủ",
+    "недостатньо",
+    "niewystarczając",
+    "agotado",
+    "esgotado",
+    "épuisé",
+    "aufgebraucht",
+    "esaurito",
+    "habis",
+    "tükendi",
+    "dùng hết",
+    "вичерпан",
 ];
 
 /// What a model is called.
@@ -198,6 +235,21 @@ const MODEL: &[&str] = &[
     "モデル",
     "모델",
     "модел",
+    // Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi.
+    "modelo",
+    "modelos",
+    "modèle",
+    "modello",
+    "modelli",
+    "modell",
+    "modelle",
+    "modeli",
+    "modelu",
+    "mô hình",
+    "моделі",
+    "โมเดล",
+    "النموذج",
+    "मॉडल",
 ];
 
 /// A model named in another language ("模型", "モデル", "모델", "модель"): the words of
@@ -376,6 +428,53 @@ const MISSING: &[&str] = &[
     "устарел",
     "отключен",
     "не поддерживается",
+    // Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi: not found, retired, loading.
+    "n'existe pas",
+    "introuvable",
+    "non trovato",
+    "non è stato trovato",
+    "non esiste",
+    "no existe",
+    "no encontrado",
+    "no se encontró",
+    "não existe",
+    "não encontrado",
+    "não foi encontrado",
+    "nicht gefunden",
+    "existiert nicht",
+    "nicht verfügbar",
+    "nicht geladen",
+    "không tồn tại",
+    "không tìm thấy",
+    "غير موجود",
+    "nie istnieje",
+    "nie znaleziono",
+    "tidak ditemukan",
+    "bulunamadı",
+    "mevcut değil",
+    "지원이 종료",
+    "지원 종료",
+    "ไม่พบ",
+    "नहीं मिला",
+    "не знайдено",
+    "не існує",
+    "недоступна",
+    "retirado",
+    "retirada",
+    "obsoleto",
+    "obsolète",
+    "a été retiré",
+    "eingestellt",
+    "dismesso",
+    "yükleniyor",
+    "cargando",
+    "carregando",
+    "en cours de chargement",
+    "wird geladen",
+    "in caricamento",
+    "đang tải",
+    "загружается",
+    "sedang dimuat",
 ];
 
 /// What is too large when a prompt does not fit.
@@ -419,6 +518,19 @@ const SIZE: &[&str] = &[
     "токен",
     "длин",
     "вход",
+    // Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi.
+    "contexto",
+    "contexte",
+    "kontext",
+    "kontextfenster",
+    "contesto",
+    "konteks",
+    "bağlam",
+    "ngữ cảnh",
+    "संदर्भ",
+    "eingabetokens",
+    // Hindi.
+    "टोकन",
 ];
 
 /// Too much of it.
@@ -469,6 +581,38 @@ const EXCESS: &[&str] = &[
     "слишком длин",
     "слишком больш",
     "максимальн",
+    // Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi.
+    "muito longo",
+    "demasiado largo",
+    "demasiado larga",
+    "trop long",
+    "zu lang",
+    "troppo lungo",
+    "terlalu panjang",
+    "çok uzun",
+    "quá dài",
+    "excede",
+    "excède",
+    "dépasse",
+    "überschreitet",
+    "supera",
+    "melebihi",
+    "aşıyor",
+    "vượt quá",
+    "перевищ",
+    "przekracza",
+    "से अधिक",
+    "เกิน",
+    // Maximum in Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi.
+    "tối đa",
+    "máximo",
+    "máxima",
+    "maximale",
+    "massima",
+    "massimo",
+    "maksimum",
+    "maksymaln",
+    "अधिकतम",
 ];
 
 /// Words of a rate window: a limit per minute is a rate limit, whatever grew too large.
@@ -482,6 +626,9 @@ const RATE_WINDOW: &[&str] = &[
     "per_second",
     "rate limit",
     "rate-limit",
+    "rate limited",
+    "rate-limited",
+    "rate_limited",
     "tpm",
     "rpm",
     "qps",
@@ -497,6 +644,32 @@ const RATE_WINDOW: &[&str] = &[
     "slow down",
     "throttled",
     "throttling",
+    // Short windows in Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi.
+    "por minuto",
+    "por segundo",
+    "par minute",
+    "par seconde",
+    "pro minute",
+    "pro sekunde",
+    "al minuto",
+    "al secondo",
+    "per menit",
+    "per detik",
+    "dakikada",
+    "saniyede",
+    "mỗi phút",
+    "mỗi giây",
+    "в минуту",
+    "в секунду",
+    "за минуту",
+    "на хвилину",
+    "за хвилину",
+    "na minutę",
+    "na sekundę",
+    "ต่อนาที",
+    "ต่อวินาที",
+    "في الدقيقة",
+    "प्रति मिनट",
 ];
 
 /// Permission words: "permission denied ... (or it may not exist)" is about the caller's rights,
@@ -567,6 +740,20 @@ const CONTENT: &[&str] = &[
     "содержим",
     "содержани",
     "ответ",
+    // Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi and Korean.
+    "입력",
+    "요청",
+    "contenido",
+    "conteúdo",
+    "contenu",
+    "inhalt",
+    "anfrage",
+    "contenuto",
+    "konten",
+    "içerik",
+    "nội dung",
+    "вміст",
+    "запит",
 ];
 
 /// Why it was refused.
@@ -700,6 +887,26 @@ const SAFETY: &[&str] = &[
     "차단",
     "필터",
     "선정적",
+    // Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi and Korean.
+    "안전 정책",
+    "안전 기준",
+    "inhaltsfilter",
+    "filtro de contenido",
+    "filtro de conteúdo",
+    "filtre de contenu",
+    "filtro dei contenuti",
+    "filter konten",
+    "içerik filtresi",
+    "bộ lọc nội dung",
+    "фильтр контента",
+    "seguridad",
+    "segurança",
+    "sécurité",
+    "sicherheit",
+    "sicurezza",
+    "keamanan",
+    "güvenlik",
+    "an toàn",
 ];
 
 /// The provider has no room now.
@@ -783,6 +990,32 @@ const SHORT_WINDOW: &[&str] = &[
     "每秒",
     "毎秒",
     "초당",
+    // Short windows in Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi.
+    "por minuto",
+    "por segundo",
+    "par minute",
+    "par seconde",
+    "pro minute",
+    "pro sekunde",
+    "al minuto",
+    "al secondo",
+    "per menit",
+    "per detik",
+    "dakikada",
+    "saniyede",
+    "mỗi phút",
+    "mỗi giây",
+    "в минуту",
+    "в секунду",
+    "за минуту",
+    "на хвилину",
+    "за хвилину",
+    "na minutę",
+    "na sekundę",
+    "ต่อนาที",
+    "ต่อวินาที",
+    "في الدقيقة",
+    "प्रति मिनट",
 ];
 
 /// Most bytes between two words of one concept: they must belong to the same clause
@@ -1016,6 +1249,22 @@ const NOT_DONE: &[&str] = &[
     "不支援",
     "サポートされていません",
     "지원되지 않",
+    // Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi.
+    "no soporta",
+    "no admite",
+    "não suporta",
+    "não oferece suporte",
+    "ne prend pas en charge",
+    "ne supporte pas",
+    "unterstützt kein",
+    "unterstützt nicht",
+    "non supporta",
+    "tidak mendukung",
+    "nie obsługuje",
+    "desteklemiyor",
+    "không hỗ trợ",
+    "не поддерживает",
+    "не підтримує",
 ];
 
 /// What a model can or cannot do, as opposed to a parameter's value ("'max_tokens' is not
@@ -1051,6 +1300,27 @@ const CAPABILITY: &[&str] = &[
     "insert",
     "工具",
     "函数调用",
+    // Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi.
+    "herramientas",
+    "ferramentas",
+    "outils",
+    "werkzeuge",
+    "strumenti",
+    "narzędzi",
+    "araç",
+    "công cụ",
+    "инструмент",
+    "visión",
+    "visão",
+    "imágenes",
+    "imagens",
+    "bilder",
+    "immagini",
+    "gambar",
+    "obrazów",
+    "görsel",
+    "hình ảnh",
+    "изображен",
 ];
 
 /// A model that cannot do what the request needs ("tool calling is not supported with this
@@ -1242,6 +1512,21 @@ const USED_UP: &[&str] = &[
     "doldu",
     "đã hết",
     "vượt quá",
+    // Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi.
+    "dùng hết",
+    "исчерпан",
+    "вичерпан",
+    "esaurito",
+    "esaurita",
+    "raggiunto",
+    "alcanzado",
+    "alcanzaste",
+    "atteint",
+    "atteinte",
+    "erreicht",
+    "tercapai",
+    "wyczerpan",
+    "przekroczon",
 ];
 
 /// Words of a rate: "Rate limit reached for requests" is a rate limit, however it is worded.
@@ -1313,6 +1598,7 @@ fn used_in(messages: &[String], family: &[&str], used: &[&str], name: &str) -> O
     const SIZE_LIMIT: &[&str] = &["size limit", "bytes"];
     let rate = |m: &String| {
         first(m, SHORT_WINDOW).is_some()
+            || timed_window_in(m)
             || first(m, RATE).is_some()
             || first(m, SIZE_LIMIT).is_some()
     };
@@ -1460,6 +1746,7 @@ pub fn too_large(message: &str) -> Option<String> {
         "квот",
     ];
     if first(message, RATE_WINDOW).is_some()
+        || first(message, SHORT_WINDOW).is_some()
         || timed_window_in(message)
         || first(message, BILLING).is_some()
         || first(message, GRANTED).is_some()
@@ -2104,6 +2391,11 @@ const POOL: &[&str] = &[
 /// A capacity word ("no capacity for this model right now", "サーバーが混雑しています"), or no
 /// serving resources left ("No more data centers to forward the request to").
 pub fn capacity(message: &str) -> Option<String> {
+    // A token bucket's capacity is the caller's rate limit ("Token bucket empty (capacity 40000
+    // tokens, refill 40000/min)").
+    if has_phrase(message, "bucket") {
+        return None;
+    }
     if let Some(w) = first(message, CAPACITY) {
         return Some(format!("concept capacity \"{w}\""));
     }

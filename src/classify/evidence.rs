@@ -308,21 +308,24 @@ impl Evidence {
         // "error": {...}}}`) is read as a body.
         // FastAPI's validation errors (and guards that borrow their shape): `{"detail": [{"loc":
         // [...], "msg": "...", "type": "..."}]}`.
-        if let Some(Value::Array(items)) = map.get("detail") {
-            for item in items.iter().take(MAX_ITEMS) {
-                if let Some(Value::String(message)) = item.get("msg") {
-                    self.has_error_envelope = true;
-                    self.push_message(message);
+        match map.get("detail") {
+            Some(Value::Array(items)) => {
+                for item in items.iter().take(MAX_ITEMS) {
+                    if let Some(Value::String(message)) = item.get("msg") {
+                        self.has_error_envelope = true;
+                        self.push_message(message);
+                    }
                 }
             }
-        }
-        if let Some(Value::Object(detail)) = map.get("detail") {
-            if detail.get("message").is_some_and(Value::is_string) {
-                self.has_error_envelope = true;
-                self.read_error_object(detail, depth);
-            } else if detail.contains_key("error") && depth < MAX_NESTING {
-                self.read_object(detail, depth + 1);
+            Some(Value::Object(detail)) => {
+                if detail.get("message").is_some_and(Value::is_string) {
+                    self.has_error_envelope = true;
+                    self.read_error_object(detail, depth);
+                } else if detail.contains_key("error") && depth < MAX_NESTING {
+                    self.read_object(detail, depth + 1);
+                }
             }
+            _ => {}
         }
         // iFlytek Spark: `{"header": {"code": 10003, "message": "...", "sid": ...}}` (0: success).
         if let Some(Value::Object(header)) = map.get("header") {
@@ -344,33 +347,34 @@ impl Evidence {
         }
         // Cloudflare's API envelope (`{"errors": [{"code": 3036, "message": "..."}], "success":
         // false}`) and GraphQL-style `errors` lists: each entry is an error object.
-        if let Some(list) = map.get("errors").and_then(Value::as_array) {
-            for error in list.iter().take(MAX_ITEMS) {
-                match error {
-                    Value::Object(error) => {
-                        self.has_error_envelope = true;
-                        self.read_error_object(error, depth);
-                    }
-                    // Stability: `{"errors": ["Your request was flagged ..."], "name":
-                    // "content_moderation"}`.
-                    Value::String(message) if !message.is_empty() => {
-                        self.has_error_envelope = true;
-                        self.push_message(message);
-                        if let Some(name) = map.get("name").and_then(code_text) {
-                            self.push_code("name", name);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
         // One error as an object under `errors` (`{"errors": {"message": "..."}}`); not a
         // batch's list of its lines' errors (`{"errors": {"object": "list", "data": [...]}}`).
-        if let Some(Value::Object(error)) = map.get("errors") {
-            if error.get("message").is_some_and(Value::is_string) {
+        match map.get("errors") {
+            Some(Value::Array(list)) => {
+                for error in list.iter().take(MAX_ITEMS) {
+                    match error {
+                        Value::Object(error) => {
+                            self.has_error_envelope = true;
+                            self.read_error_object(error, depth);
+                        }
+                        // Stability: `{"errors": ["Your request was flagged ..."], "name":
+                        // "content_moderation"}`.
+                        Value::String(message) if !message.is_empty() => {
+                            self.has_error_envelope = true;
+                            self.push_message(message);
+                            if let Some(name) = map.get("name").and_then(code_text) {
+                                self.push_code("name", name);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Some(Value::Object(error)) if error.get("message").is_some_and(Value::is_string) => {
                 self.has_error_envelope = true;
                 self.read_error_object(error, depth);
             }
+            _ => {}
         }
         // A proxy that passes the upstream's answer on as a string beside its own words:
         // `{"error": "upstream_error", "upstream_status": 429, "upstream_body": "{...}"}`.

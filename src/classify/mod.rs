@@ -382,6 +382,13 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
             status_prior(answer.status, evidence),
             learned::Basis::Status,
         ),
+        // A client's fault (`invalid_request_error`) under a server's failure (a 503 "server
+        // shutting down"): the code contradicts the status, and the status's reading costs
+        // less when wrong (one request moved along its chain, not a failure handed back).
+        Some((ErrorClass::BadRequest, _)) if answer.status >= 500 => (
+            status_prior(answer.status, evidence),
+            learned::Basis::Status,
+        ),
         Some(d) => (
             not_found_path(d, answer.status, evidence),
             learned::Basis::GenericCode,
@@ -409,16 +416,12 @@ fn plain_soft_error(status: u16, evidence: &Evidence) -> Decision {
             messages: vec![evidence::normalize(text)],
             ..Evidence::default()
         };
-        let text = &words.messages;
-        let read = text
+        let read = words
+            .messages
             .first()
             .and_then(|t| concepts::refusal(t))
             .map(|r| (ErrorClass::ContentPolicy, r))
-            .or_else(|| decisive_phrase(&words))
-            .or_else(|| concepts::quota_in(text).map(|r| (ErrorClass::QuotaExhausted, r)))
-            .or_else(|| concepts::class_of(text))
-            .or_else(|| indicative_phrase(&words, status))
-            .or_else(|| concepts::capacity_in(text).map(|r| (ErrorClass::Overloaded, r)));
+            .or_else(|| by_words(&words, status));
         if let Some((class, r)) = read {
             let reason = format!("status={status}, a completion no model wrote, {r}");
             return (class, reason);
@@ -427,13 +430,22 @@ fn plain_soft_error(status: u16, evidence: &Evidence) -> Decision {
     if !evidence.plain_line {
         return ok();
     }
-    let messages = &evidence.messages;
-    concepts::quota_in(messages)
-        .map(|r| (ErrorClass::QuotaExhausted, r))
-        .or_else(|| concepts::class_of(messages))
-        .or_else(|| concepts::capacity_in(messages).map(|r| (ErrorClass::Overloaded, r)))
+    by_words(evidence, status)
         .map(|(class, r)| (class, format!("status={status}, plain-text body, {r}")))
         .unwrap_or_else(ok)
+}
+
+/// What the words alone say, in the order `settle` reads them (without the codes it reads
+/// between them): a decisive phrase, a quota concept, any other concept, an indicative phrase,
+/// capacity. For text that has no envelope to carry codes: a 200's plain line, a completion no
+/// model wrote.
+fn by_words(evidence: &Evidence, status: u16) -> Option<Decision> {
+    let messages = &evidence.messages;
+    decisive_phrase(evidence)
+        .or_else(|| concepts::quota_in(messages).map(|r| (ErrorClass::QuotaExhausted, r)))
+        .or_else(|| concepts::class_of(messages))
+        .or_else(|| indicative_phrase(evidence, status))
+        .or_else(|| concepts::capacity_in(messages).map(|r| (ErrorClass::Overloaded, r)))
 }
 
 /// What the learned tie-breaker's trainer needs of an answer (`llm-fallback features`).
@@ -827,7 +839,9 @@ fn prompt_too_large(evidence: &Evidence) -> Option<String> {
         "throttled",
     ];
     evidence.messages.iter().find_map(|m| {
-        if RATE.iter().any(|r| has_phrase(m, r)) {
+        // "rate_limited by ai-token-ratelimit: ..., limit 20000 tokens/minute".
+        let window = concepts::short_window_in(std::slice::from_ref(m));
+        if window || RATE.iter().any(|r| has_phrase(m, r)) {
             return None;
         }
         SIZE.iter()
@@ -1340,6 +1354,20 @@ fn specific_code(evidence: &Evidence, now_unix_ms: u64) -> Option<Decision> {
         if code.value.starts_with("authfailure") {
             return Some((ErrorClass::Auth, format!("{}={}", code.field, code.value)));
         }
+        // A request too large that counts tokens ("excede a janela de contexto do modelo:
+        // 1.200.000 tokens") is a prompt too large, whatever its code says of the body.
+        if v == "request_too_large" {
+            let counted = prompt_too_large(evidence).or_else(|| {
+                evidence
+                    .messages
+                    .iter()
+                    .find_map(|m| concepts::too_large(m))
+            });
+            if let Some(p) = counted {
+                let reason = format!("{}={}, {p}", code.field, code.value);
+                return Some((ErrorClass::ContextOverflow, reason));
+            }
+        }
         let found = SPECIFIC_CODES
             .iter()
             .find(|(name, _)| name.eq_ignore_ascii_case(&code.value));
@@ -1609,6 +1637,10 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "黑名单",
                 // Baidu's error 14: "IAM Certification failed".
                 "certification failed",
+                // A proxy that wants the caller's TLS certificate (nginx's "400 No required SSL
+                // certificate was sent").
+                "no required ssl certificate",
+                "client certificate",
                 "access terminated",
                 "invalid token",
                 // AWS IAM: "User: arn:... is not authorized to perform: bedrock:InvokeModel".
@@ -1821,7 +1853,10 @@ fn by_status(status: u16, evidence: &Evidence) -> Decision {
     (class, format!("status={status}"))
 }
 
-/// Whether a message speaks of the request body's size in bytes, not of tokens.
+/// Whether a message speaks of the request body's size in bytes, not of tokens: a body word
+/// with a number ("Request body too large. Maximum size is 50 MB"), a size in bytes ("supera
+/// la dimensione massima consentita (20 MB)"), or a request too large that names nothing a
+/// model counts (AWS API Gateway's "Request Too Long", "Request size limit exceeded").
 fn payload_limit(evidence: &Evidence) -> bool {
     const BODY: &[&str] = &[
         "request body",
@@ -1830,12 +1865,38 @@ fn payload_limit(evidence: &Evidence) -> bool {
         "request size",
         "content size",
     ];
+    const WHOLE: &[&str] = &[
+        "request too long",
+        "request too large",
+        "request was too large",
+        "request size limit",
+        "request entity too large",
+        "entity too large",
+        "payload too large",
+        "maximum size",
+    ];
+    const COUNTED: &[&str] = &[
+        "token",
+        "tokens",
+        "context",
+        "prompt",
+        "model",
+        "characters",
+    ];
     const BYTES: &[&str] = &["bytes", "kb", "mb", "gb", "kib", "mib"];
     evidence.messages.iter().any(|m| {
-        !has_phrase(m, "token")
-            && !has_phrase(m, "tokens")
-            && BODY.iter().any(|b| has_phrase(m, b))
-            && (BYTES.iter().any(|u| has_phrase(m, u)) || m.bytes().any(|b| b.is_ascii_digit()))
+        if COUNTED.iter().any(|w| has_phrase(m, w)) {
+            return false;
+        }
+        let sized = BYTES.iter().any(|u| {
+            phrase_offsets(m, u).any(|at| {
+                let before = m.get(..at).unwrap_or_default().trim_end();
+                before.ends_with(|c: char| c.is_ascii_digit())
+            })
+        });
+        let body = BODY.iter().any(|b| has_phrase(m, b))
+            && (BYTES.iter().any(|u| has_phrase(m, u)) || m.bytes().any(|b| b.is_ascii_digit()));
+        sized || body || WHOLE.iter().any(|w| has_phrase(m, w))
     })
 }
 
@@ -2097,6 +2158,81 @@ const LONG_WINDOW: &[&str] = &[
     "매월",
     "월간",
     "주간",
+    // Windows of a day or more in Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi.
+    "diario",
+    "diaria",
+    "mensual",
+    "semanal",
+    "por día",
+    "al día",
+    "por mes",
+    "al mes",
+    "este mes",
+    "diário",
+    "diária",
+    "mensal",
+    "por dia",
+    "por mês",
+    "este mês",
+    "quotidien",
+    "quotidienne",
+    "mensuel",
+    "mensuelle",
+    "hebdomadaire",
+    "par jour",
+    "par mois",
+    "ce mois",
+    "täglich",
+    "tageslimit",
+    "monatlich",
+    "monatliche",
+    "monatlichen",
+    "monatliches",
+    "monatslimit",
+    "wöchentlich",
+    "pro tag",
+    "pro monat",
+    "giornaliero",
+    "giornaliera",
+    "mensile",
+    "settimanale",
+    "al giorno",
+    "al mese",
+    "harian",
+    "bulanan",
+    "mingguan",
+    "per hari",
+    "per bulan",
+    "günlük",
+    "aylık",
+    "haftalık",
+    "hàng ngày",
+    "hằng ngày",
+    "hàng tháng",
+    "hằng tháng",
+    "tháng này",
+    "mỗi ngày",
+    "суточн",
+    "месячн",
+    "на текущий месяц",
+    "еженедельн",
+    "добов",
+    "місячн",
+    "на день",
+    "на місяць",
+    "dzienny",
+    "dzienna",
+    "dziennego",
+    "dziennej",
+    "miesięczn",
+    "รายวัน",
+    "รายเดือน",
+    "ต่อวัน",
+    "ต่อเดือน",
+    "اليومي",
+    "الشهري",
+    "दैनिक",
+    "मासिक",
 ];
 
 /// A window of three hours or more stated as a number and a unit ("5-hour", "5 hours", "5h",

@@ -4408,6 +4408,116 @@ fn a_completion_no_model_wrote_is_read_by_its_words() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn windows_models_sizes_and_refusals_are_read_in_more_languages() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A day or a month in Spanish, French and Russian: a stop, whatever the 429 says.
+        (
+            429,
+            r#"{"error":{"message":"Has alcanzado el límite de uso diario de tu plan gratuito.","type":"rate_limit_error"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"object":"error","message":"Vous avez atteint la limite de dépenses mensuelle de votre espace de travail."}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"grpcCode":8,"httpCode":429,"message":"Превышена суточная квота на количество токенов"}}"#,
+            QuotaExhausted,
+        ),
+        // A second or a minute: a rate limit, whatever word of a limit it uses.
+        (
+            429,
+            r#"{"object":"error","message":"Limite de requêtes dépassée : votre niveau autorise 1 requête par seconde."}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Batas laju terlampaui: maksimal 20 permintaan per menit.","code":"rate_limit_exceeded"}}"#,
+            RateLimited,
+        ),
+        // Models missing or lacking a capability; prompts too long; a content filter.
+        (
+            400,
+            r#"{"object":"error","message":"Modèle invalide : mistral-medium-2312 n'existe pas."}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Wybrany model 'gemma-2-9b-it' nie obsługuje wywoływania narzędzi","type":"invalid_request_error"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"status":{"code":"40400","message":"'HCX-002' 모델은 지원이 종료되었습니다."}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"object":"error","message":"Prompt trop long : 140 213 tokens, alors que le contexte maximal est de 128 000."}"#,
+            ContextOverflow,
+        ),
+        (
+            413,
+            r#"{"error":{"message":"A solicitação excede a janela de contexto do modelo: 1.200.000 tokens","type":"request_too_large"}}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"status":{"code":"40084","message":"입력 내용에 안전 정책에 위배되는 표현이 포함되어 요청이 차단되었습니다."}}"#,
+            ContentPolicy,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn limits_sizes_and_statuses_that_pull_apart() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A window per minute is a rate limit, not a prompt too large, even beside "tokens".
+        (
+            429,
+            "Too many requests, rate_limited by ai-token-ratelimit: consumer=team-search, limit 20000 tokens/minute",
+            RateLimited,
+        ),
+        // A limit per Go-style duration ("per 1m") is a rate window, not an allowance.
+        (
+            429,
+            r#"{"error":{"type":"rate_limited","message":"token limit exceeded for virtual key 'vk-batch': 10000 tokens per 1m (used 10342)"}}"#,
+            RateLimited,
+        ),
+        // A token bucket's capacity is the caller's limit, not the provider's.
+        (
+            429,
+            r#"{"error":{"code":"token_bucket_empty","message":"Token bucket empty for key ak_9f (capacity 40000 tokens, refill 40000/min). Retry after 4.1s."}}"#,
+            RateLimited,
+        ),
+        // A 413 about bytes or a request too long that counts nothing a model counts.
+        (413, r#"{"message": "Request Too Long"}"#, BadRequest),
+        (413, r#"{"message": "Request size limit exceeded"}"#, BadRequest),
+        (
+            413,
+            "Il corpo della richiesta supera la dimensione massima consentita (20 MB).",
+            BadRequest,
+        ),
+        // A client's fault as a code under a server's failure: the status decides.
+        (
+            503,
+            r#"{"error":{"type":"invalid_request_error","message":"server shutting down"}}"#,
+            Overloaded,
+        ),
+        // A proxy that wants the caller's client certificate.
+        (
+            400,
+            "<html><head><title>400 No required SSL certificate was sent</title></head><body></body></html>",
+            Auth,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
