@@ -208,16 +208,26 @@ def test_an_error_as_the_first_stream_event_falls_back_before_the_client_sees_it
     wait_for(lambda: envoy.metric("llm_fallback_responses", model="gpt-4o", **{"class": "overloaded"}) == 2, 5, "judged as answers")
 
 
-@pytest.mark.parametrize("compress", [None, "gzip"], ids=["plain", "compressed-anyway"])
-def test_an_error_inside_a_200_json_answer_falls_back_before_the_client_sees_it(fresh, mock, mock_b, compress):
+# Baidu Qianfan's daily limit as an error envelope inside a 200.
+QIANFAN_DAILY = json.dumps({"error_code": 17, "error_msg": "Open api daily request limit reached"})
+# A relay's balance stop written as a chat completion that no model wrote: no id, no tokens.
+RELAY_COMPLETION = json.dumps({
+    "id": "", "object": "chat.completion", "created": 0, "model": "gpt-4o",
+    "choices": [{"index": 0, "message": {"role": "assistant", "content": "您的余额不足，请充值后再试"},
+                 "finish_reason": "stop"}],
+    "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}})
+
+
+@pytest.mark.parametrize("body, compress", [(QIANFAN_DAILY, None), (QIANFAN_DAILY, "gzip"), (RELAY_COMPLETION, None)],
+                         ids=["plain", "compressed-anyway", "completion-no-model-wrote"])
+def test_an_error_inside_a_200_json_answer_falls_back_before_the_client_sees_it(fresh, mock, mock_b, body, compress):
     """Relays and some providers answer 200 with the error inside (Baidu Qianfan's daily limit
-    as `{"error_code": 17, ...}`). The openai SDK at its defaults would parse that as a
-    completion with no choices. The filter holds a short 200 JSON answer's headers until its
-    body ends, judges the error like the same error at 429, and Envoy falls back: the client
-    reads a real completion."""
+    as `{"error_code": 17, ...}`, or a relay's "balance too low" as a completion with no id and
+    no tokens). The openai SDK at its defaults would parse that as a completion. The filter
+    holds a short 200 JSON answer's headers until its body ends, judges the error like the same
+    error at 429, and Envoy falls back: the client reads a real completion."""
     envoy = fresh()
-    daily = json.dumps({"error_code": 17, "error_msg": "Open api daily request limit reached"})
-    mock.script("gpt-4o", steps=[{"status": 200, "body": daily, **({"compress": compress} if compress else {})}])
+    mock.script("gpt-4o", steps=[{"status": 200, "body": body, **({"compress": compress} if compress else {})}])
     raw = oai(envoy).chat.completions.with_raw_response.create(
         model="gpt-4o", messages=[{"role": "user", "content": "hi"}])
     completion = raw.parse()
