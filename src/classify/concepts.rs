@@ -347,6 +347,7 @@ const MISSING: &[&str] = &[
     "faded out",
     "sunset",
     "end of life",
+    "end of its life",
     "no longer",
     "shut down",
     "been removed",
@@ -1265,6 +1266,11 @@ const NOT_DONE: &[&str] = &[
     "không hỗ trợ",
     "не поддерживает",
     "не підтримує",
+    // Japanese and Korean.
+    "対応していません",
+    "対応しておりません",
+    "非対応",
+    "지원하지 않습니다",
 ];
 
 /// What a model can or cannot do, as opposed to a parameter's value ("'max_tokens' is not
@@ -1321,6 +1327,17 @@ const CAPABILITY: &[&str] = &[
     "görsel",
     "hình ảnh",
     "изображен",
+    // Chinese, Japanese and Korean.
+    "画像",
+    "画像入力",
+    "图像",
+    "ツール",
+    "関数呼び出し",
+    "도구",
+    "함수 호출",
+    "视觉",
+    "視覚",
+    "비전",
 ];
 
 /// A model that cannot do what the request needs ("tool calling is not supported with this
@@ -1901,6 +1918,8 @@ const REJECTED: &[&str] = &[
     "unreadable",
     // "please pass a valid token", "provide a valid API key".
     "a valid",
+    // "No valid model provider credentials found".
+    "no valid",
     "does not exist in our records",
     "incorrect",
     "expired",
@@ -2183,6 +2202,7 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
             // Azure's `ResponsibleAIPolicyViolation`, a `ContentRisk` code.
             "responsibleai",
             "contentrisk",
+            "policyviolation",
         ],
         ErrorClass::ContentPolicy,
     ),
@@ -2198,6 +2218,8 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
             "tpm",
             "tooquickly",
             "toofast",
+            // `TOO_FREQUENT`, `request_too_frequent`.
+            "frequent",
             "slowdown",
         ],
         ErrorClass::RateLimited,

@@ -181,6 +181,15 @@ impl Evidence {
                     // Gemini's blocked prompt; a relay's `{"code": ..., "msg": ...}`.
                     "\"promptFeedback\"",
                     "\"msg\"",
+                    // Failed stops (`FAILED_STOPS`) in OpenAI-style chunks.
+                    "\"model_length\"",
+                    "\"model_context_window_exceeded\"",
+                    "\"insufficient_system_resource\"",
+                    "\"network_error\"",
+                    // Bedrock's stream exceptions (`{"throttlingException": {...}}`) as a relay
+                    // passes them on; Coze's `conversation.chat.failed` (`last_error`).
+                    "Exception\"",
+                    "\"last_error\"",
                 ]
                 .iter()
                 .any(|k| payload.contains(k));
@@ -419,6 +428,22 @@ impl Evidence {
                 }
             }
         }
+        // Coze: a chat that failed, `{"status": "failed", "last_error": {"code": 4028, "msg":
+        // "..."}}` (`code: 0` on success).
+        if let Some(Value::Object(last)) = map.get("last_error") {
+            if failing_code(last, "code").is_some() {
+                self.has_error_envelope = true;
+                self.read_error_object(last, depth);
+            }
+        }
+        // The Vercel AI SDK's UI stream: `{"type": "error", "errorText": "..."}`.
+        if let (Some("error"), Some(Value::String(text))) = (
+            map.get("type").and_then(Value::as_str),
+            map.get("errorText"),
+        ) {
+            self.has_error_envelope = true;
+            self.push_message(text);
+        }
         // Top-level fields: Anthropic's `type: error`, DashScope/SiliconFlow `code`+`message`,
         // Baidu `error_code`+`error_msg`, TGI `error_type`, Bedrock/Cohere `message`, FastAPI
         // `detail`, xAI `code`+`error`.
@@ -470,13 +495,19 @@ impl Evidence {
         // `{"status": "434", "msg": "Access to the current AK has been blocked ..."}` (iFlow
         // inside a 200): an error status in the body's own `status`.
         let failed_status = map.get("status").and_then(http_status).is_some();
+        // n8n's `NodeApiError`: the upstream's status as `httpCode` ("429"), its words in
+        // `message` and `description`.
+        let http_code = map.get("httpCode").and_then(http_status);
+        if http_code.is_some() && self.inner_status.is_none() {
+            self.inner_status = http_code;
+        }
         // TGI-style `error_type` beside a message names an error.
         let typed = map
             .get("error_type")
             .and_then(Value::as_str)
             .is_some_and(|t| !t.trim().is_empty());
         let failed = says_failed(map);
-        if (failed_code || failed_status || typed || failed) && has_text {
+        if (failed_code || failed_status || http_code.is_some() || typed || failed) && has_text {
             self.has_error_envelope = true;
         }
         // WeChat-style `{"errcode": 40001, "errmsg": "..."}`, `{"ret": -1, "msg": "..."}`,
@@ -488,7 +519,7 @@ impl Evidence {
             }
         }
         // `{"code": 24, "description": "可能包含敏感词"}` (midjourney-proxy, Telegram-style APIs).
-        if failed_code {
+        if failed_code || http_code.is_some() {
             if let Some(Value::String(description)) = map.get("description") {
                 self.has_error_envelope = true;
                 self.push_message(description);
@@ -964,6 +995,21 @@ pub(crate) const REFUSED_STOPS: &[&str] = &[
     "alternative_status_content_filter",
 ];
 
+/// The documented stop reasons with which providers end an answer they could not finish for
+/// another cause than a refusal (lowercase): Anthropic's and Bedrock's
+/// `model_context_window_exceeded`, Mistral's `model_length` and Cohere v1's `ERROR_LIMIT` (the
+/// context ran out), DeepSeek's `insufficient_system_resource` and Zhipu's `network_error` (the
+/// provider's side failed), Cohere v1's bare `ERROR`. `length` and `max_tokens` are the
+/// caller's own cap: a success.
+pub(crate) const FAILED_STOPS: &[&str] = &[
+    "model_context_window_exceeded",
+    "model_length",
+    "error_limit",
+    "insufficient_system_resource",
+    "network_error",
+    "error",
+];
+
 /// Whether a completion shows no sign of a model having written it (see
 /// [`Evidence::unsigned_completion`]).
 fn unsigned(map: &Map<String, Value>) -> bool {
@@ -988,8 +1034,12 @@ fn unsigned(map: &Map<String, Value>) -> bool {
 /// object inside one (OpenAI's refusals are looked for only there).
 fn refused_stop(map: &Map<String, Value>, top: bool) -> Option<(&'static str, &str)> {
     fn refused(v: Option<&Value>) -> Option<&str> {
-        v.and_then(Value::as_str)
-            .filter(|r| REFUSED_STOPS.iter().any(|s| r.eq_ignore_ascii_case(s)))
+        v.and_then(Value::as_str).filter(|r| {
+            REFUSED_STOPS
+                .iter()
+                .chain(FAILED_STOPS)
+                .any(|s| r.eq_ignore_ascii_case(s))
+        })
     }
     fn in_list<'a>(list: Option<&'a Value>, field: &str) -> Option<&'a str> {
         list.and_then(Value::as_array)

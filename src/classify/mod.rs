@@ -1201,11 +1201,19 @@ const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
     ("image_recitation", ErrorClass::ContentPolicy),
     ("guardrail_intervened", ErrorClass::ContentPolicy),
     ("error_toxic", ErrorClass::ContentPolicy),
+    // Stop reasons of answers cut for another cause (`evidence::FAILED_STOPS`).
+    ("model_context_window_exceeded", ErrorClass::ContextOverflow),
+    ("model_length", ErrorClass::ContextOverflow),
+    ("error_limit", ErrorClass::ContextOverflow),
+    ("insufficient_system_resource", ErrorClass::Overloaded),
+    ("network_error", ErrorClass::Overloaded),
     ("blacklist", ErrorClass::ContentPolicy), // GigaChat: a topic it does not answer
     ("prompt_blocked", ErrorClass::ContentPolicy), // Gemini's promptFeedback, any blockReason
     ("1301", ErrorClass::ContentPolicy),      // Zhipu: unsafe content
     // Credentials.
     ("invalid_api_key", ErrorClass::Auth),
+    // OpenAI: "Your access was terminated due to violation of our policies".
+    ("access_terminated", ErrorClass::Auth),
     ("incorrect_api_key", ErrorClass::Auth),
     ("invalidapikey", ErrorClass::Auth),
     ("authentication_error", ErrorClass::Auth),
@@ -1333,10 +1341,16 @@ fn specific_code(evidence: &Evidence, now_unix_ms: u64) -> Option<Decision> {
         // A code that names the model as not found (`InvalidEndpointOrModel.NotFound`,
         // `ModelNotFound`, `model_not_exist`).
         let v = code.value.as_str();
-        if v.contains("model")
-            && ["notfound", "not_found", "notexist", "not_exist"]
+        // Or, starting with the model, as not supported (Dify's `model_currently_not_support`).
+        let unsupported = v.starts_with("model")
+            && ["not_support", "notsupport", "unsupported"]
                 .iter()
-                .any(|n| v.contains(n))
+                .any(|n| v.contains(n));
+        if unsupported
+            || v.contains("model")
+                && ["notfound", "not_found", "notexist", "not_exist"]
+                    .iter()
+                    .any(|n| v.contains(n))
         {
             return Some((
                 ErrorClass::ModelUnavailable,
@@ -1490,6 +1504,11 @@ const QUOTA_USED_UP: &[&str] = &[
 
 fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
     const TABLE: &[(&[&str], ErrorClass)] = &[
+        // First: a quota used up beside a wrapper's rate words ("The service is receiving too
+        // many requests from you" over "You exceeded your current quota") is the stop; read
+        // as a rate limit it would be re-sent to a model that cannot answer. A short window
+        // stated beside it still makes it a rate limit (below).
+        (QUOTA_USED_UP, ErrorClass::QuotaExhausted),
         (
             &[
                 "rate limit",
@@ -1609,7 +1628,6 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
             ],
             ErrorClass::Timeout,
         ),
-        (QUOTA_USED_UP, ErrorClass::QuotaExhausted),
         (
             &[
                 // "Gemini API free tier is not available in your country. Please enable billing".
@@ -1748,6 +1766,12 @@ fn unnamed_failure(evidence: &Evidence) -> Option<Decision> {
 /// any other, so it speaks last.
 fn unlisted_code(evidence: &Evidence) -> Option<Decision> {
     let short_window = concepts::short_window_in(&evidence.messages);
+    // A quota word in a code yields to a short window, or to a wait asked for with no long
+    // window named (Bedrock's `ServiceQuotaExceededException`: "Too many tokens, please wait
+    // before trying again"; "Too many tokens per day, please wait" stays a stop).
+    let waited_out = short_window
+        || (phrase_in(evidence, &["please wait", "wait before"]).is_some()
+            && phrase_in(evidence, LONG_WINDOW).is_none());
     let read = |code: &evidence::Code| {
         let listed = SPECIFIC_CODES
             .iter()
@@ -1756,7 +1780,7 @@ fn unlisted_code(evidence: &Evidence) -> Option<Decision> {
         if listed {
             return None;
         }
-        concepts::code_class(&code.value, short_window)
+        concepts::code_class(&code.value, waited_out)
             .map(|(class, word)| (class, format!("{}={} (\"{word}\")", code.field, code.value)))
     };
     let (names, others): (Vec<_>, Vec<_>) = evidence

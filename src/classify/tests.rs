@@ -4518,6 +4518,140 @@ fn limits_sizes_and_statuses_that_pull_apart() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn answers_cut_for_another_cause_than_a_refusal_are_failures() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // The context ran out: Anthropic, Bedrock Converse, Mistral, Cohere v1.
+        (
+            200,
+            r#"{"id":"msg_01","type":"message","role":"assistant","content":[{"type":"text","text":"Continuing"}],"stop_reason":"model_context_window_exceeded","usage":{"input_tokens":196830,"output_tokens":3170}}"#,
+            ContextOverflow,
+        ),
+        (
+            200,
+            r#"{"output":{"message":{"role":"assistant","content":[{"text":"the next file"}]}},"stopReason":"model_context_window_exceeded","usage":{"inputTokens":812,"outputTokens":96}}"#,
+            ContextOverflow,
+        ),
+        (
+            200,
+            r#"{"id":"cmpl-e5","object":"chat.completion","model":"mistral-large-2411","choices":[{"index":0,"message":{"role":"assistant","content":"and the rest"},"finish_reason":"model_length"}],"usage":{"prompt_tokens":920,"completion_tokens":214,"total_tokens":1134}}"#,
+            ContextOverflow,
+        ),
+        (
+            200,
+            r#"{"response_id":"d6","text":"","generation_id":"g-22","finish_reason":"ERROR_LIMIT"}"#,
+            ContextOverflow,
+        ),
+        // The provider's side failed: DeepSeek, Zhipu, Cohere v1.
+        (
+            200,
+            r#"{"id":"b3f0","object":"chat.completion","model":"deepseek-chat","choices":[{"index":0,"message":{"role":"assistant","content":""},"finish_reason":"insufficient_system_resource"}],"usage":{"prompt_tokens":920,"completion_tokens":214,"total_tokens":1134}}"#,
+            Overloaded,
+        ),
+        (
+            200,
+            r#"{"id":"2025","object":"chat.completion","model":"glm-4-plus","choices":[{"index":0,"message":{"role":"assistant","content":"好的"},"finish_reason":"network_error"}],"usage":{"prompt_tokens":920,"completion_tokens":214,"total_tokens":1134}}"#,
+            Overloaded,
+        ),
+        (200, r#"{"response_id":"e7","text":"","finish_reason":"ERROR"}"#, Overloaded),
+        // The caller's own cap is a success.
+        (
+            200,
+            r#"{"id":"msg_02","type":"message","role":"assistant","content":[{"type":"text","text":"Hi"}],"stop_reason":"max_tokens","usage":{"input_tokens":10,"output_tokens":5}}"#,
+            Ok,
+        ),
+        // Failures in streams: a Mistral chunk, Bedrock's exceptions as a relay passes them
+        // on, the Vercel AI SDK's UI stream, Coze's failed chat.
+        (
+            200,
+            "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"and\"},\"finish_reason\":null}]}\n\ndata: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"model_length\"}]}\n\n",
+            ContextOverflow,
+        ),
+        (
+            200,
+            "data: {\"messageStart\": {\"role\": \"assistant\"}}\n\ndata: {\"throttlingException\": {\"message\": \"Too many tokens, please wait before trying again.\"}}\n\n",
+            RateLimited,
+        ),
+        (
+            200,
+            "data: {\"messageStart\": {\"role\": \"assistant\"}}\n\ndata: {\"modelStreamErrorException\": {\"message\": \"Model stream error: internal error while generating\", \"originalStatusCode\": 500}}\n\n",
+            Overloaded,
+        ),
+        (
+            200,
+            "data: {\"type\": \"start\"}\n\ndata: {\"type\": \"error\", \"errorText\": \"prompt is too long: 215304 tokens > 200000 maximum\"}\n\ndata: [DONE]\n\n",
+            ContextOverflow,
+        ),
+        (
+            200,
+            "data: {\"type\":\"start\"}\n\ndata: {\"type\":\"error\",\"errorText\":\"AI_APICallError: Insufficient Balance\"}\n\n",
+            QuotaExhausted,
+        ),
+        (
+            200,
+            "event: conversation.chat.failed\ndata: {\"id\": \"75\", \"status\": \"failed\", \"last_error\": {\"code\": 4028, \"msg\": \"The free quota for the model has been used up. Please upgrade to a paid plan or try again tomorrow.\"}}\n\n",
+            QuotaExhausted,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn wrappers_codes_and_words_the_fourth_probes_taught() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // n8n's NodeApiError: its own words in `message`, the upstream's in `description`.
+        (
+            500,
+            r#"{"message": "The service is receiving too many requests from you", "description": "You exceeded your current quota, please check your plan and billing details.", "httpCode": "429", "name": "NodeApiError"}"#,
+            QuotaExhausted,
+        ),
+        (
+            500,
+            r#"{"message": "Bad request - please check your parameters", "description": "Prompt contains 41872 tokens, too large for model with 32768 maximum context length", "httpCode": "400", "name": "NodeApiError"}"#,
+            ContextOverflow,
+        ),
+        // Codes: a model not supported, a rate too frequent, a policy violated, access ended.
+        (
+            400,
+            r#"{"code": "model_currently_not_support", "message": "Dify Hosted OpenAI trial currently not support the GPT-4 model.", "status": 400}"#,
+            ModelUnavailable,
+        ),
+        (
+            403,
+            r#"{"error": {"code": "TOO_FREQUENT", "message": "1分あたりのリクエスト上限を超えました。"}}"#,
+            RateLimited,
+        ),
+        (
+            400,
+            r#"{"error": {"message": "The request was rejected by our policy.", "type": "policy_violation", "code": "request_rejected"}}"#,
+            ContentPolicy,
+        ),
+        (
+            401,
+            r#"{"error": {"message": "Your access was terminated due to violation of our policies.", "type": "invalid_request_error", "param": null, "code": "access_terminated"}}"#,
+            Auth,
+        ),
+        // Words: no valid credentials, a model at the end of its life, a capability in
+        // Japanese.
+        (
+            400,
+            r#"{"code": "provider_not_initialize", "message": "No valid model provider credentials found.", "status": 400}"#,
+            Auth,
+        ),
+        (
+            500,
+            r#"{"detail": "botocore.errorfactory.ResourceNotFoundException: An error occurred (ResourceNotFoundException) when calling the InvokeModel operation: This model version has reached the end of its life."}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error": {"message": "このモデルは画像入力に対応していません。", "type": "invalid_request_error", "code": "unsupported_modality"}}"#,
+            ModelUnavailable,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
