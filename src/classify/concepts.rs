@@ -1028,10 +1028,12 @@ const NEAR: usize = 32;
 /// their scans are skipped.
 fn candidates<'a>(message: &str, words: &'a [&'a str]) -> impl Iterator<Item = &'a str> + 'a {
     let ascii = message.is_ascii();
+    // The first byte is enough to skip a word of another script; a word that starts in ASCII
+    // and goes on in another ("por día") is ruled out by its pairs.
     words
         .iter()
         .copied()
-        .filter(move |w| !ascii || w.is_ascii())
+        .filter(move |w| !ascii || w.as_bytes().first().is_some_and(u8::is_ascii))
 }
 
 fn first<'a>(message: &str, words: &'a [&'a str]) -> Option<&'a str> {
