@@ -1340,6 +1340,19 @@ const CAPABILITY: &[&str] = &[
     "视觉",
     "視覚",
     "비전",
+    // Features only some models have (Gemini's grounding and image output, JSON mode).
+    "multimodal",
+    "multimodal input",
+    "image generation",
+    "image output",
+    "grounding",
+    "search grounding",
+    "code execution",
+    "json mode",
+    "structured output",
+    "structured outputs",
+    "system instruction",
+    "system instructions",
 ];
 
 /// A model that cannot do what the request needs ("tool calling is not supported with this

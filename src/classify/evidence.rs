@@ -145,13 +145,17 @@ impl Evidence {
     /// `"error": null` (OpenAI Responses' `response.created`) are passed over.
     fn read_sse(&mut self, text: &str, depth: usize) {
         let mut event_is_error = false;
+        // Bedrock's stream exceptions name themselves as events (`event: throttlingException`).
+        let mut exception: Option<&str> = None;
         let mut offset = 0;
         for raw in text.split('\n') {
             let line = raw.trim_end_matches('\r');
             let at = offset;
             offset += raw.len() + 1;
             let (payload, named_error, bare) = if let Some(name) = line.strip_prefix("event:") {
-                event_is_error = matches!(name.trim(), "error" | "response.failed");
+                let name = name.trim();
+                exception = name.ends_with("Exception").then_some(name);
+                event_is_error = exception.is_some() || matches!(name, "error" | "response.failed");
                 continue;
             } else if let Some(data) = line.strip_prefix("data:") {
                 (data.trim(), event_is_error, false)
@@ -161,6 +165,7 @@ impl Evidence {
             } else {
                 if line.is_empty() {
                     event_is_error = false;
+                    exception = None;
                 }
                 continue;
             };
@@ -211,6 +216,9 @@ impl Evidence {
             // unbalanced `)`) counts as one too.
             if named_error || found.has_error_envelope || (!bare && found.json.is_none()) {
                 found.has_error_envelope = true;
+                if let Some(name) = exception {
+                    found.push_code("exception", name.to_owned());
+                }
                 self.merge(found);
                 return;
             }
@@ -429,12 +437,22 @@ impl Evidence {
             }
         }
         // Coze: a chat that failed, `{"status": "failed", "last_error": {"code": 4028, "msg":
-        // "..."}}` (`code: 0` on success).
+        // "..."}}` (`code: 0` on success). Not OpenAI's runs (`"last_error": {"code":
+        // "rate_limit_exceeded"}`): a run fetched by its id is a job's state, and the call that
+        // fetched it succeeded.
         if let Some(Value::Object(last)) = map.get("last_error") {
             if failing_code(last, "code").is_some() {
                 self.has_error_envelope = true;
                 self.read_error_object(last, depth);
             }
+        }
+        // Apigee's fault: `{"fault": {"faultstring": "Rate limit quota violation. Quota limit
+        // 50000 exceeded for interval 1 day.", "detail": {"errorcode": "policies.ratelimit.
+        // QuotaViolation"}}}`. Its words only: the policy's code names the same "rate limit
+        // quota" whatever the interval.
+        if let Some(Value::String(text)) = map.get("fault").and_then(|f| f.get("faultstring")) {
+            self.has_error_envelope = true;
+            self.push_message(text);
         }
         // The Vercel AI SDK's UI stream: `{"type": "error", "errorText": "..."}`.
         if let (Some("error"), Some(Value::String(text))) = (
@@ -608,6 +626,33 @@ impl Evidence {
         if let Some((field, reason)) = refused_stop(map, depth == 0) {
             self.has_error_envelope = true;
             self.push_code(field, reason.to_owned());
+        }
+        // watsonx.ai: a generation not performed because its HAP or PII moderation flagged the
+        // text: `{"results": [{"generated_text": "", "moderations": {"hap": [{"input": true,
+        // ...}]}}]}`.
+        let moderated = map
+            .get("results")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .take(MAX_ITEMS)
+            .any(|result| {
+                let empty = result
+                    .get("generated_text")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| t.trim().is_empty());
+                let flagged = result
+                    .get("moderations")
+                    .and_then(Value::as_object)
+                    .is_some_and(|m| {
+                        m.values()
+                            .any(|v| v.as_array().is_some_and(|a| !a.is_empty()))
+                    });
+                empty && flagged
+            });
+        if moderated {
+            self.has_error_envelope = true;
+            self.push_code("results.moderations", "moderation".to_owned());
         }
         // Vertex's image and video models report what their safety filters withheld:
         // `raiMediaFilteredReasons` (Veo, inside an operation's `response`) and Imagen's
@@ -1048,7 +1093,7 @@ fn refused_stop(map: &Map<String, Value>, top: bool) -> Option<(&'static str, &s
             .take(MAX_ITEMS)
             .find_map(|c| refused(c.get(field)))
     }
-    let singles: [(&'static str, Option<&Value>); 7] = [
+    let singles: [(&'static str, Option<&Value>); 8] = [
         ("stop_reason", map.get("stop_reason")),
         // Bedrock ApplyGuardrail: `"action": "GUARDRAIL_INTERVENED"`.
         ("action", map.get("action")),
@@ -1057,6 +1102,11 @@ fn refused_stop(map: &Map<String, Value>, top: bool) -> Option<(&'static str, &s
             map.get("delta").and_then(|d| d.get("stop_reason")),
         ),
         ("stopReason", map.get("stopReason")),
+        // OCI Generative AI: `{"chatResponse": {"apiFormat": "COHERE", "finishReason": ...}}`.
+        (
+            "finishReason",
+            map.get("chatResponse").and_then(|c| c.get("finishReason")),
+        ),
         (
             "stopReason",
             map.get("messageStop").and_then(|m| m.get("stopReason")),
@@ -1078,8 +1128,10 @@ fn refused_stop(map: &Map<String, Value>, top: bool) -> Option<(&'static str, &s
     {
         return Some(found);
     }
-    let lists: [(&'static str, Option<&Value>); 8] = [
+    let lists: [(&'static str, Option<&Value>); 9] = [
         ("finish_reason", map.get("choices")),
+        // Cohere v1 generate: `{"generations": [{"finish_reason": "ERROR_TOXIC"}]}`.
+        ("finish_reason", map.get("generations")),
         // Bedrock Titan text: `{"results": [{"completionReason": "CONTENT_FILTERED"}]}`.
         ("completionReason", map.get("results")),
         // Stability's image artifacts: `{"artifacts": [{"finishReason": "CONTENT_FILTERED"}]}`.

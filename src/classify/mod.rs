@@ -385,7 +385,9 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
         // A client's fault (`invalid_request_error`) under a server's failure (a 503 "server
         // shutting down"): the code contradicts the status, and the status's reading costs
         // less when wrong (one request moved along its chain, not a failure handed back).
-        Some((ErrorClass::BadRequest, _)) if answer.status >= 500 => (
+        // The same under a 401: "You must be a member of an organization to use the API" typed
+        // `invalid_request_error` is a credential the server refused.
+        Some((ErrorClass::BadRequest, _)) if answer.status >= 500 || answer.status == 401 => (
             status_prior(answer.status, evidence),
             learned::Basis::Status,
         ),
@@ -1804,6 +1806,14 @@ fn unlisted_code(evidence: &Evidence) -> Option<Decision> {
     // 已饱和" under `RateLimitReached`) or of a quota used up with no short window
     // (`litellm.RateLimitError: ... You exceeded your current quota`): the words are the more
     // specific, and reading a stop as a rate is the costlier mistake.
+    // A capacity code over a whole billing period or a longer window (watsonx's
+    // `capacity_unit_hours_exceeded`: "used all available Capacity Unit Hours for this billing
+    // period") is an allowance used up, not the provider's load.
+    if let Some((ErrorClass::Overloaded, reason)) = &decision {
+        if let Some(p) = phrase_in(evidence, LONG_WINDOW) {
+            return Some((ErrorClass::QuotaExhausted, format!("{reason}, {p}")));
+        }
+    }
     match decision {
         Some((ErrorClass::RateLimited, reason)) if !short_window => {
             if let Some(q) = phrase_in(evidence, QUOTA_USED_UP) {
@@ -1871,7 +1881,9 @@ fn by_status(status: u16, evidence: &Evidence) -> Decision {
         // 446: the guardrail status of API gateways (WSO2, Portkey `hooks_failed`, Bifrost).
         446 | 451 => ErrorClass::ContentPolicy,
         // 424 Failed Dependency: the server's own backend failed (TEI, Hugging Face endpoints).
-        424 | 500..=599 => ErrorClass::Overloaded,
+        // 499: Google's `CANCELLED` (and nginx's client gone): the server ended the call, not
+        // the request's content; another attempt may finish.
+        424 | 499 | 500..=599 => ErrorClass::Overloaded,
         _ => ErrorClass::BadRequest,
     };
     (class, format!("status={status}"))

@@ -4579,6 +4579,11 @@ fn answers_cut_for_another_cause_than_a_refusal_are_failures() {
         ),
         (
             200,
+            "event: messageStart\ndata: {\"role\":\"assistant\"}\n\nevent: throttlingException\ndata: {\"message\":\"Too many tokens, please wait before trying again.\"}\n\n",
+            RateLimited,
+        ),
+        (
+            200,
             "data: {\"type\": \"start\"}\n\ndata: {\"type\": \"error\", \"errorText\": \"prompt is too long: 215304 tokens > 200000 maximum\"}\n\ndata: [DONE]\n\n",
             ContextOverflow,
         ),
@@ -4646,6 +4651,76 @@ fn wrappers_codes_and_words_the_fourth_probes_taught() {
         (
             400,
             r#"{"error": {"message": "このモデルは画像入力に対応していません。", "type": "invalid_request_error", "code": "unsupported_modality"}}"#,
+            ModelUnavailable,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn cloud_envelopes_the_fifth_probes_taught() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Google's CANCELLED: the server ended the call; another attempt may finish.
+        (
+            499,
+            r#"{"error": {"code": 499, "message": "The operation was cancelled.", "status": "CANCELLED"}}"#,
+            Overloaded,
+        ),
+        // A generic client code under a 401 is a credential refused.
+        (
+            401,
+            r#"{"error": {"message": "You must be a member of an organization to use the API.", "type": "invalid_request_error", "param": null, "code": null}}"#,
+            Auth,
+        ),
+        // watsonx.ai's HAP moderation: nothing generated, the input flagged.
+        (
+            200,
+            r#"{"model_id": "ibm/granite-3-8b-instruct", "results": [{"generated_text": "", "generated_token_count": 0, "stop_reason": "not_finished", "moderations": {"hap": [{"score": 0.98, "input": true}]}}]}"#,
+            ContentPolicy,
+        ),
+        // ... and a generation with nothing flagged is a success.
+        (
+            200,
+            r#"{"model_id": "ibm/granite-3-8b-instruct", "results": [{"generated_text": "Hello", "generated_token_count": 2, "stop_reason": "eos_token", "moderations": {}}]}"#,
+            Ok,
+        ),
+        // Cohere v1 generate and OCI's chat: their toxic-output stops.
+        (
+            200,
+            r#"{"id": "a7d1", "generations": [{"id": "g1", "text": "", "finish_reason": "ERROR_TOXIC"}], "prompt": "..."}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"modelId": "cohere.command-r-plus-08-2024", "chatResponse": {"apiFormat": "COHERE", "text": "", "finishReason": "ERROR_TOXIC"}}"#,
+            ContentPolicy,
+        ),
+        // Apigee's fault: a rate-limit policy over a day is a stop; watsonx's capacity unit
+        // hours of a billing period are an allowance used up.
+        (
+            429,
+            r#"{"fault": {"faultstring": "Rate limit quota violation. Quota limit 50000 exceeded for interval 1 day. Identifier : app", "detail": {"errorcode": "policies.ratelimit.QuotaViolation"}}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"fault": {"faultstring": "Rate limit quota violation. Quota limit exceeded.", "detail": {"errorcode": "policies.ratelimit.QuotaViolation"}}}"#,
+            RateLimited,
+        ),
+        (
+            403,
+            r#"{"errors": [{"code": "capacity_unit_hours_exceeded", "message": "The service instance has used all available Capacity Unit Hours (CUH) for this billing period."}], "status_code": 403}"#,
+            QuotaExhausted,
+        ),
+        // Features only some models have.
+        (
+            400,
+            r#"{"error": {"code": 400, "message": "Multimodal input is not supported by model gemma-3-1b-it.", "status": "INVALID_ARGUMENT"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error": {"code": 400, "message": "Search Grounding is not supported for model gemini-1.5-flash-8b.", "status": "INVALID_ARGUMENT"}}"#,
             ModelUnavailable,
         ),
     ]);
