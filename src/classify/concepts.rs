@@ -365,6 +365,8 @@ const MISSING: &[&str] = &[
     "loading",
     "not loaded",
     "no models loaded",
+    "no model is loaded",
+    "not been loaded",
     "not allowed to use",
     "not allowed to access",
     "not allowed to sample",
@@ -1145,6 +1147,11 @@ pub fn quota(message: &str) -> Option<String> {
     if first(message, SHORT_WINDOW).is_some() || message.contains("load balanc") {
         return None;
     }
+    // "同時実行数の上限（プラン: Free）に達しました": the caller's requests in flight, however
+    // billed; "Regional capacity for this model is exhausted": the provider's.
+    if first(message, CONCURRENT).is_some() || near(message, CAPACITY, SHORTAGE).is_some() {
+        return None;
+    }
     // "You have exceeded the rate limit for your subscription tier": a rate, however billed.
     if ["rate limit", "rate-limit", "ratelimit"]
         .iter()
@@ -1168,6 +1175,31 @@ pub fn quota(message: &str) -> Option<String> {
     }
     named_pair(message, PAY, PAID_FOR, "pay")
 }
+
+/// Unavailable for now.
+const FOR_NOW: &[&str] = &[
+    "temporarily unavailable",
+    "temporarily not available",
+    "暂时不可用",
+    "暫時不可用",
+    "一時的に利用できません",
+    "일시적으로 사용할 수 없",
+];
+
+/// Requests of the caller's own in flight.
+const CONCURRENT: &[&str] = &[
+    "concurrent",
+    "concurrency",
+    "parallel requests",
+    "同時実行",
+    "同時リクエスト",
+    "同時接続",
+    "并发",
+    "並發",
+    "동시 요청",
+    "동시 실행",
+    "동시 접속",
+];
 
 /// Asking again.
 const RETRY: &[&str] = &[
@@ -1216,6 +1248,11 @@ pub fn model_missing(message: &str) -> Option<String> {
     if first(message, PERMISSION).is_some() || parameter_refused(message).is_some() {
         return None;
     }
+    // "模型服务暂时不可用，请稍后重试": unavailable for now is the provider's load, not a
+    // model that is gone.
+    if first(message, FOR_NOW).is_some() {
+        return None;
+    }
     if let Some((model, missing)) = near(message, MODEL, MISSING) {
         return Some(format!("concept model \"{model}\" + \"{missing}\""));
     }
@@ -1244,6 +1281,8 @@ pub fn parameter_refused(message: &str) -> Option<String> {
 
 /// Not done by it.
 const NOT_DONE: &[&str] = &[
+    // "Model bge-m3 is not able to chat" (an embedding model asked to chat).
+    "not able to",
     "not supported",
     "does not support",
     "doesn't support",
@@ -1368,7 +1407,7 @@ fn model_lacks_capability(message: &str) -> Option<String> {
     // support tools". Not an endpoint or API that does not.
     // Nor a format ("audio input format not supported: must be wav or mp3"): the same model
     // serves the request in another format.
-    if ["endpoint", "api", "parameter", "format"]
+    if ["endpoint", "api", "parameter", "parameters", "format"]
         .iter()
         .any(|w| has_phrase(message, w))
     {
@@ -1577,6 +1616,18 @@ const RATE: &[&str] = &[
     "instance",
     "node",
     "replica",
+    "replicas",
+    // "inference pool limit exceeded", Envoy's "reset reason: overflow (circuit breaker limit
+    // exceeded)": what serves is full.
+    "pool",
+    "circuit breaker",
+    "connections",
+    "サーバー",
+    "サーバ",
+    "服务器",
+    "伺服器",
+    "서버",
+    "сервер",
     // "Open api request limit reached by resource cluster" (Qianfan): what serves is full.
     "cluster",
     "gpu",

@@ -334,8 +334,10 @@ impl Evidence {
                     }
                 }
             }
+            // Also `{"detail": {"msg": "No model is loaded ..."}}` (text-generation-webui).
             Some(Value::Object(detail)) => {
-                if detail.get("message").is_some_and(Value::is_string) {
+                let text = |k: &str| detail.get(k).is_some_and(Value::is_string);
+                if text("message") || text("msg") {
                     self.has_error_envelope = true;
                     self.read_error_object(detail, depth);
                 } else if detail.contains_key("error") && depth < MAX_NESTING {

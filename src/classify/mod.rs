@@ -1671,6 +1671,8 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "user not found",
                 "鉴权",
                 "认证",
+                "身份验证",
+                "身份驗證",
                 "авторизац",
                 "аутентификац",
             ],
@@ -1900,6 +1902,10 @@ fn payload_limit(evidence: &Evidence) -> bool {
         "body size",
         "request size",
         "content size",
+        "请求体",
+        "請求體",
+        "リクエストボディ",
+        "요청 본문",
     ];
     const WHOLE: &[&str] = &[
         "request too long",
@@ -1910,6 +1916,8 @@ fn payload_limit(evidence: &Evidence) -> bool {
         "entity too large",
         "payload too large",
         "maximum size",
+        // TEI: "batch size 256 > maximum allowed batch size 32" (inputs per call).
+        "batch size",
     ];
     const COUNTED: &[&str] = &[
         "token",
@@ -1919,7 +1927,18 @@ fn payload_limit(evidence: &Evidence) -> bool {
         "model",
         "characters",
     ];
-    const BYTES: &[&str] = &["bytes", "kb", "mb", "gb", "kib", "mib"];
+    const BYTES: &[&str] = &[
+        "bytes",
+        "kb",
+        "mb",
+        "gb",
+        "kib",
+        "mib",
+        "字节",
+        "位元組",
+        "バイト",
+        "바이트",
+    ];
     evidence.messages.iter().any(|m| {
         if COUNTED.iter().any(|w| has_phrase(m, w)) {
             return false;

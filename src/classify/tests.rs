@@ -4727,6 +4727,75 @@ fn cloud_envelopes_the_fifth_probes_taught() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn what_serves_is_full_and_other_lessons_of_the_sixth_probes() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Envoy's circuit breaker (its own words, as a proxy in front passes them on) and a
+        // pool of replicas: what serves is full, not an allowance used up.
+        (
+            503,
+            "upstream connect error or disconnect/reset before headers. reset reason: overflow (circuit breaker limit exceeded)",
+            Overloaded,
+        ),
+        (
+            500,
+            r#"{"error": {"message": "Internal error: inference pool limit exceeded (no free replicas). Please retry.", "type": "server_error"}}"#,
+            Overloaded,
+        ),
+        (
+            503,
+            r#"{"error": {"code": "server_busy", "message": "現在サーバーの処理能力の上限に達しています。しばらく時間をおいてから再度お試しください。"}}"#,
+            Overloaded,
+        ),
+        (
+            503,
+            r#"{"error": {"code": "capacity_exhausted", "message": "Regional capacity for this model is exhausted. This is not related to your plan or quota."}}"#,
+            Overloaded,
+        ),
+        // The caller's requests in flight, however billed.
+        (
+            429,
+            r#"{"error": {"code": "concurrency_limit", "message": "同時実行数の上限（プラン: Free, 上限 2）に達しました。"}}"#,
+            RateLimited,
+        ),
+        // A model unavailable for now is the provider's load.
+        (
+            500,
+            r#"{"code":500,"statusText":"","message":"模型服务暂时不可用，请稍后重试（upstream 503）","data":null}"#,
+            Overloaded,
+        ),
+        // Nothing loaded, an embedding model asked to chat, a parameter a wrapper refuses.
+        (
+            503,
+            r#"{"detail": {"msg": "No model is loaded. Select one in the Model tab."}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"detail": "[address=0.0.0.0:39121, pid=2281] Model bge-m3 is not able to chat."}"#,
+            ModelUnavailable,
+        ),
+        // Bodies too large in bytes (Chinese) or in inputs per call: bad requests.
+        (
+            413,
+            r#"{"error":{"message":"请求体过大：33554432 字节，超过限制 20971520 字节"}}"#,
+            BadRequest,
+        ),
+        (
+            413,
+            r#"{"error": "batch size 256 > maximum allowed batch size 32", "error_type": "Validation"}"#,
+            BadRequest,
+        ),
+        // Identity verification failed.
+        (
+            200,
+            r#"{"code":1002,"message":"身份验证信息不正确！非法用户","data":null}"#,
+            Auth,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
