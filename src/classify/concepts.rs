@@ -757,6 +757,15 @@ const CONTENT: &[&str] = &[
     "nội dung",
     "вміст",
     "запит",
+    // Questions, topics and answers in Chinese, Japanese and Korean.
+    "提问",
+    "话题",
+    "話題",
+    "回答",
+    "入力内容",
+    "応答",
+    "이미지는",
+    "질문",
 ];
 
 /// Why it was refused.
@@ -910,6 +919,16 @@ const SAFETY: &[&str] = &[
     "keamanan",
     "güvenlik",
     "an toàn",
+    // Chinese, Japanese and Korean.
+    "不被允许",
+    "不允许的",
+    "不允許",
+    "利用ポリシー",
+    "抵触",
+    "安全性",
+    "운영 정책",
+    "위배",
+    "검수",
 ];
 
 /// The provider has no room now.
@@ -1176,6 +1195,22 @@ pub fn quota(message: &str) -> Option<String> {
     named_pair(message, PAY, PAID_FOR, "pay")
 }
 
+/// A field the request must carry.
+const FIELD_REQUIRED: &[&str] = &[
+    "required property",
+    "required field",
+    "required parameter",
+    "missing required",
+    "is a required",
+    "field required",
+];
+
+/// Whether a message speaks of a field the request lacks ("required property 'model' not
+/// found"), not of a model.
+pub fn field_required(message: &str) -> bool {
+    first(message, FIELD_REQUIRED).is_some()
+}
+
 /// Unavailable for now.
 const FOR_NOW: &[&str] = &[
     "temporarily unavailable",
@@ -1249,8 +1284,9 @@ pub fn model_missing(message: &str) -> Option<String> {
         return None;
     }
     // "模型服务暂时不可用，请稍后重试": unavailable for now is the provider's load, not a
-    // model that is gone.
-    if first(message, FOR_NOW).is_some() {
+    // model that is gone. "$: required property 'model' not found": a field the request
+    // lacks, not a model.
+    if first(message, FOR_NOW).is_some() || first(message, FIELD_REQUIRED).is_some() {
         return None;
     }
     if let Some((model, missing)) = near(message, MODEL, MISSING) {
@@ -2269,6 +2305,13 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
             "responsibleai",
             "contentrisk",
             "policyviolation",
+            // `guardrail_blocked`, `policy_block`, `content_review_failed`; not a guardrail
+            // provider's own failure (`guardrail_error`).
+            "guardrailblock",
+            "guardrailintervene",
+            "guardrailviolat",
+            "policyblock",
+            "contentreview",
         ],
         ErrorClass::ContentPolicy,
     ),
@@ -2305,6 +2348,9 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
             "accessdenied",
             "forbidden",
             "noauth",
+            // Signed requests: `SignatureDoesNotMatch`, `InvalidAccessKeyId.NotFound`.
+            "signature",
+            "accesskey",
         ],
         ErrorClass::Auth,
     ),

@@ -448,6 +448,17 @@ impl Evidence {
                 self.read_error_object(last, depth);
             }
         }
+        // Alibaba Cloud's API envelope: `{"RequestId": ..., "Code": "SignatureDoesNotMatch",
+        // "Message": "..."}`.
+        if let (Some(code), Some(Value::String(text))) =
+            (map.get("Code").and_then(code_text), map.get("Message"))
+        {
+            if !success_code(&code) {
+                self.has_error_envelope = true;
+                self.push_code("Code", code);
+                self.push_message(text);
+            }
+        }
         // Apigee's fault: `{"fault": {"faultstring": "Rate limit quota violation. Quota limit
         // 50000 exceeded for interval 1 day.", "detail": {"errorcode": "policies.ratelimit.
         // QuotaViolation"}}}`. Its words only: the policy's code names the same "rate limit
@@ -1130,8 +1141,10 @@ fn refused_stop(map: &Map<String, Value>, top: bool) -> Option<(&'static str, &s
     {
         return Some(found);
     }
-    let lists: [(&'static str, Option<&Value>); 9] = [
+    let lists: [(&'static str, Option<&Value>); 10] = [
         ("finish_reason", map.get("choices")),
+        // Bedrock's Mistral and Titan: `{"outputs": [{"finish_reason": "CONTENT_FILTERED"}]}`.
+        ("finish_reason", map.get("outputs")),
         // Cohere v1 generate: `{"generations": [{"finish_reason": "ERROR_TOXIC"}]}`.
         ("finish_reason", map.get("generations")),
         // Bedrock Titan text: `{"results": [{"completionReason": "CONTENT_FILTERED"}]}`.

@@ -1031,7 +1031,10 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
                 .iter()
                 .find(|p| held.may_hold(p) && has_phrase(m, p))
         })?;
-        if !mentions_model(m) || concepts::parameter_refused(m).is_some() {
+        if !mentions_model(m)
+            || concepts::parameter_refused(m).is_some()
+            || concepts::field_required(m)
+        {
             return None;
         }
         Some((ErrorClass::ModelUnavailable, format!("message \"{p}\"")))

@@ -4796,6 +4796,63 @@ fn what_serves_is_full_and_other_lessons_of_the_sixth_probes() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn refusals_in_cjk_signed_requests_and_missing_fields() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Refusals in Chinese, Japanese and Korean without the obvious words.
+        (
+            200,
+            r#"{"code": 500, "msg": "您的提问涉及敏感话题，暂时无法回答，请换个问题试试", "data": null}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"code": 40001, "msg": "请求被拒绝：提示词包含不被允许的词语", "success": false}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"status": "error", "message": "生成された回答は安全性フィルタによりブロックされました。", "result": null}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"status": {"code": "40084", "message": "입력하신 내용이 서비스 운영 정책에 위배되어 답변을 생성할 수 없습니다."}}"#,
+            ContentPolicy,
+        ),
+        // Guardrail codes that blocked, not a guardrail provider's own failure.
+        (
+            400,
+            r#"{"error": {"type": "guardrail_blocked", "message": "Llama Guard 3 verdict: unsafe\nS10"}}"#,
+            ContentPolicy,
+        ),
+        (
+            502,
+            r#"{"error": {"message": "Guardrail provider error: upstream connect error or disconnect/reset before headers", "type": "guardrail_error"}}"#,
+            Overloaded,
+        ),
+        // Bedrock's Titan and Mistral: a filtered output.
+        (
+            200,
+            r#"{"outputs": [{"text": "", "finish_reason": "CONTENT_FILTERED"}]}"#,
+            ContentPolicy,
+        ),
+        // Alibaba Cloud's API envelope: a signature the server computed otherwise.
+        (
+            400,
+            r#"{"RequestId":"6A1C","HostId":"bailian.cn-beijing.aliyuncs.com","Code":"SignatureDoesNotMatch","Message":"Specified signature does not match our calculation."}"#,
+            Auth,
+        ),
+        // A field the request lacks is not a model that is gone.
+        (
+            400,
+            r#"{"error": {"type": "invalid_request_error", "code": "invalid_request_error", "message": "$: required property 'model' not found", "param": "model"}}"#,
+            BadRequest,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
