@@ -102,7 +102,7 @@ const BILLING: &[&str] = &[
     "подписк",
     "кредит",
     "пополн",
-    // Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi.
+    // es, pt, fr, de, it, id, tr, vi, pl, uk, th, ar, hi.
     "saldo",
     "solde",
     "crédito",
@@ -203,7 +203,7 @@ const SHORTAGE: &[&str] = &[
     "истёк",
     "превышен",
     "просроч",
-    // Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi.
+    // es, pt, fr, de, it, id, tr, vi, pl, uk, th, ar, hi.
     "insuficiente",
     "insuffisant",
     "unzureichend",
@@ -235,7 +235,7 @@ const MODEL: &[&str] = &[
     "モデル",
     "모델",
     "модел",
-    // Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi.
+    // es, pt, fr, de, it, id, tr, vi, pl, uk, th, ar, hi.
     "modelo",
     "modelos",
     "modèle",
@@ -431,7 +431,7 @@ const MISSING: &[&str] = &[
     "устарел",
     "отключен",
     "не поддерживается",
-    // Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi: not found, retired, loading.
+    // es, pt, fr, de, it, id, tr, vi, pl, uk, th, ar, hi: not found, retired, loading.
     "n'existe pas",
     "introuvable",
     "non trovato",
@@ -521,7 +521,7 @@ const SIZE: &[&str] = &[
     "токен",
     "длин",
     "вход",
-    // Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi.
+    // es, pt, fr, de, it, id, tr, vi, pl, uk, th, ar, hi.
     "contexto",
     "contexte",
     "kontext",
@@ -584,7 +584,7 @@ const EXCESS: &[&str] = &[
     "слишком длин",
     "слишком больш",
     "максимальн",
-    // Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi.
+    // es, pt, fr, de, it, id, tr, vi, pl, uk, th, ar, hi.
     "muito longo",
     "demasiado largo",
     "demasiado larga",
@@ -606,7 +606,7 @@ const EXCESS: &[&str] = &[
     "przekracza",
     "से अधिक",
     "เกิน",
-    // Maximum in Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi.
+    // Maximum in es, pt, fr, de, it, id, tr, vi, pl, uk, th, ar, hi.
     "tối đa",
     "máximo",
     "máxima",
@@ -647,32 +647,6 @@ const RATE_WINDOW: &[&str] = &[
     "slow down",
     "throttled",
     "throttling",
-    // Short windows in Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi.
-    "por minuto",
-    "por segundo",
-    "par minute",
-    "par seconde",
-    "pro minute",
-    "pro sekunde",
-    "al minuto",
-    "al secondo",
-    "per menit",
-    "per detik",
-    "dakikada",
-    "saniyede",
-    "mỗi phút",
-    "mỗi giây",
-    "в минуту",
-    "в секунду",
-    "за минуту",
-    "на хвилину",
-    "за хвилину",
-    "na minutę",
-    "na sekundę",
-    "ต่อนาที",
-    "ต่อวินาที",
-    "في الدقيقة",
-    "प्रति मिनट",
 ];
 
 /// Permission words: "permission denied ... (or it may not exist)" is about the caller's rights,
@@ -743,7 +717,7 @@ const CONTENT: &[&str] = &[
     "содержим",
     "содержани",
     "ответ",
-    // Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi and Korean.
+    // es, pt, fr, de, it, id, tr, vi, pl, uk, th, ar, hi and Korean.
     "입력",
     "요청",
     "contenido",
@@ -899,7 +873,7 @@ const SAFETY: &[&str] = &[
     "차단",
     "필터",
     "선정적",
-    // Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi and Korean.
+    // es, pt, fr, de, it, id, tr, vi, pl, uk, th, ar, hi and Korean.
     "안전 정책",
     "안전 기준",
     "inhaltsfilter",
@@ -1012,7 +986,12 @@ const SHORT_WINDOW: &[&str] = &[
     "每秒",
     "毎秒",
     "초당",
-    // Short windows in Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi.
+];
+
+/// Short windows in Spanish, Portuguese, French, German, Italian, Indonesian, Turkish,
+/// Vietnamese, Polish, Ukrainian, Thai, Arabic and Hindi: words of both [`SHORT_WINDOW`] and
+/// [`RATE_WINDOW`] (see [`short_window`] and [`rate_window`]).
+const SHORT_WINDOW_ELSEWHERE: &[&str] = &[
     "por minuto",
     "por segundo",
     "par minute",
@@ -1039,6 +1018,16 @@ const SHORT_WINDOW: &[&str] = &[
     "في الدقيقة",
     "प्रति मिनट",
 ];
+
+/// Whether a message states a short window ([`SHORT_WINDOW`], in any language).
+fn short_window(message: &str) -> bool {
+    first(message, SHORT_WINDOW).is_some() || first(message, SHORT_WINDOW_ELSEWHERE).is_some()
+}
+
+/// Whether a message speaks of a rate window ([`RATE_WINDOW`], in any language).
+fn rate_window(message: &str) -> bool {
+    first(message, RATE_WINDOW).is_some() || first(message, SHORT_WINDOW_ELSEWHERE).is_some()
+}
 
 /// Most bytes between two words of one concept: they must belong to the same clause
 /// ("credit balance is too low", "余额不足"), not to a pointer at the end of the message
@@ -1163,7 +1152,7 @@ const LAPSED: &[&str] = &[
 /// call to pay for more ("Add more at claude.ai/settings/usage"); not a load balancer, not a
 /// short window.
 pub fn quota(message: &str) -> Option<String> {
-    if first(message, SHORT_WINDOW).is_some() || message.contains("load balanc") {
+    if short_window(message) || message.contains("load balanc") {
         return None;
     }
     // "同時実行数の上限（プラン: Free）に達しました": the caller's requests in flight, however
@@ -1327,7 +1316,7 @@ const NOT_DONE: &[&str] = &[
     "不支援",
     "サポートされていません",
     "지원되지 않",
-    // Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi.
+    // es, pt, fr, de, it, id, tr, vi, pl, uk, th, ar, hi.
     "no soporta",
     "no admite",
     "não suporta",
@@ -1383,7 +1372,7 @@ const CAPABILITY: &[&str] = &[
     "insert",
     "工具",
     "函数调用",
-    // Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi.
+    // es, pt, fr, de, it, id, tr, vi, pl, uk, th, ar, hi.
     "herramientas",
     "ferramentas",
     "outils",
@@ -1619,7 +1608,7 @@ const USED_UP: &[&str] = &[
     "doldu",
     "đã hết",
     "vượt quá",
-    // Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi.
+    // es, pt, fr, de, it, id, tr, vi, pl, uk, th, ar, hi.
     "dùng hết",
     "исчерпан",
     "вичерпан",
@@ -1716,7 +1705,7 @@ fn used_in(messages: &[String], family: &[&str], used: &[&str], name: &str) -> O
     // "Maximum content size limit (26214400) exceeded (26843611 bytes read)": a body's size.
     const SIZE_LIMIT: &[&str] = &["size limit", "bytes"];
     let rate = |m: &String| {
-        first(m, SHORT_WINDOW).is_some()
+        short_window(m)
             || timed_window_in(m)
             || first(m, RATE).is_some()
             || first(m, SIZE_LIMIT).is_some()
@@ -1864,8 +1853,8 @@ pub fn too_large(message: &str) -> Option<String> {
         "할당량",
         "квот",
     ];
-    if first(message, RATE_WINDOW).is_some()
-        || first(message, SHORT_WINDOW).is_some()
+    if rate_window(message)
+        || short_window(message)
         || timed_window_in(message)
         || first(message, BILLING).is_some()
         || first(message, GRANTED).is_some()
@@ -1923,7 +1912,7 @@ const GUARD_ACTED: &[&str] = &[
 /// guardrail that acted ("Violated guardrail policy").
 pub fn refusal(message: &str) -> Option<String> {
     // "Your request was blocked because you are sending too many requests": a rate.
-    if first(message, RATE_WINDOW).is_some() || has_phrase(message, "too many requests") {
+    if rate_window(message) || has_phrase(message, "too many requests") {
         return None;
     }
     // "Request body violates schema", "Unrecognized request argument supplied: moderation": a
@@ -2060,7 +2049,7 @@ const REJECTED: &[&str] = &[
 /// A credential word with a rejection word ("Access token invalid or no longer valid",
 /// "API 키가 유효하지 않습니다").
 pub fn credential_rejected(message: &str) -> Option<String> {
-    if first(message, RATE_WINDOW).is_some() || text_token(message) {
+    if rate_window(message) || text_token(message) {
         return None;
     }
     let (credential, rejected) = near(message, CREDENTIAL, REJECTED)?;
@@ -2113,7 +2102,7 @@ const BLOCKED: &[&str] = &[
 /// quota stop, read before this) and no rate word says it is a temporary limit: the key is
 /// refused whatever the model.
 pub fn account_blocked(message: &str) -> Option<String> {
-    if first(message, RATE_WINDOW).is_some() || first(message, BILLING).is_some() {
+    if rate_window(message) || first(message, BILLING).is_some() {
         return None;
     }
     named_pair(message, HOLDER, BLOCKED, "holder")
@@ -2221,7 +2210,7 @@ pub fn model_permission_denied(message: &str) -> Option<String> {
         }
     }
     // "This model is restricted to 3 requests per minute" is a rate.
-    if first(message, RATE_WINDOW).is_some() {
+    if rate_window(message) {
         return None;
     }
     named_pair(message, MODEL, DENIED, "model kept").or_else(|| {
@@ -2415,7 +2404,7 @@ const MODEL_REFUSED: &[&str] = &[
 pub fn short_window_in(messages: &[String]) -> bool {
     messages
         .iter()
-        .any(|m| first(m, SHORT_WINDOW).is_some() || timed_window_in(m))
+        .any(|m| short_window(m) || timed_window_in(m))
 }
 
 /// A window of seconds or minutes stated with its number: "per 10 seconds", "per 60s", "a
@@ -2459,6 +2448,7 @@ pub fn per_minute_limit_in(messages: &[String]) -> bool {
     let window = |w: &&str| !w.contains("again") && !w.contains("retry");
     messages.iter().any(|m| {
         candidates(m, SHORT_WINDOW)
+            .chain(candidates(m, SHORT_WINDOW_ELSEWHERE))
             .filter(|w| has_phrase(m, w))
             .any(|w| window(&w))
     })

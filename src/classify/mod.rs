@@ -2216,7 +2216,7 @@ const LONG_WINDOW: &[&str] = &[
     "매월",
     "월간",
     "주간",
-    // Windows of a day or more in Spanish, Portuguese, French, German, Italian, Indonesian, Turkish, Vietnamese, Polish, Ukrainian, Thai, Arabic, Hindi.
+    // Windows of a day or more in es, pt, fr, de, it, id, tr, vi, pl, uk, th, ar, hi.
     "diario",
     "diaria",
     "mensual",
