@@ -216,27 +216,41 @@ RELAY_COMPLETION = json.dumps({
     "choices": [{"index": 0, "message": {"role": "assistant", "content": "您的余额不足，请充值后再试"},
                  "finish_reason": "stop"}],
     "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}})
+# A completion a model did write, stopped because the context window filled (Mistral's
+# `model_length`): a failed stop, judged like a context overflow at 400.
+WINDOW_FULL = json.dumps({
+    "id": "cmpl-7f3c", "object": "chat.completion", "created": 1764892800, "model": "gpt-4o",
+    "choices": [{"index": 0, "message": {"role": "assistant", "content": "The quarterly figures show"},
+                 "finish_reason": "model_length"}],
+    "usage": {"prompt_tokens": 127990, "completion_tokens": 10, "total_tokens": 128000}})
 
 
-@pytest.mark.parametrize("body, compress", [(QIANFAN_DAILY, None), (QIANFAN_DAILY, "gzip"), (RELAY_COMPLETION, None)],
-                         ids=["plain", "compressed-anyway", "completion-no-model-wrote"])
-def test_an_error_inside_a_200_json_answer_falls_back_before_the_client_sees_it(fresh, mock, mock_b, body, compress):
+@pytest.mark.parametrize("body, compress, reason", [(QIANFAN_DAILY, None, "quota_exhausted"),
+                                                    (QIANFAN_DAILY, "gzip", "quota_exhausted"),
+                                                    (RELAY_COMPLETION, None, "quota_exhausted"),
+                                                    (WINDOW_FULL, None, "context_overflow")],
+                         ids=["plain", "compressed-anyway", "completion-no-model-wrote", "stopped-at-the-window"])
+def test_an_error_inside_a_200_json_answer_falls_back_before_the_client_sees_it(fresh, mock, mock_b, body, compress, reason):
     """Relays and some providers answer 200 with the error inside (Baidu Qianfan's daily limit
     as `{"error_code": 17, ...}`, or a relay's "balance too low" as a completion with no id and
     no tokens). The openai SDK at its defaults would parse that as a completion. The filter
     holds a short 200 JSON answer's headers until its body ends, judges the error like the same
-    error at 429, and Envoy falls back: the client reads a real completion."""
+    error at 429, and Envoy falls back: the client reads a real completion. A completion that
+    stopped because the window filled (`model_length`) is judged like a context overflow at 400:
+    only a model with a larger window is asked."""
     envoy = fresh()
     mock.script("gpt-4o", steps=[{"status": 200, "body": body, **({"compress": compress} if compress else {})}])
     raw = oai(envoy).chat.completions.with_raw_response.create(
         model="gpt-4o", messages=[{"role": "user", "content": "hi"}])
     completion = raw.parse()
     assert raw.headers["x-llm-fallback-from"] == "gpt-4o"
-    assert raw.headers["x-llm-fallback-reason"] == "quota_exhausted"
+    assert raw.headers["x-llm-fallback-reason"] == reason
     served = raw.headers["x-llm-model"]
     assert served != "gpt-4o" and completion.choices[0].message.content == f"Hello from {served}"
+    if reason == "context_overflow":
+        assert served == "claude-sonnet-4-5", "only a larger window is worth asking"
     assert models_seen(mock)[0] == "gpt-4o" and len(models_seen(mock) + models_seen(mock_b)) == 2
-    wait_for(lambda: envoy.metric("llm_fallback_responses", model="gpt-4o", **{"class": "quota_exhausted"}) == 1, 5, "judged as an answer")
+    wait_for(lambda: envoy.metric("llm_fallback_responses", model="gpt-4o", **{"class": reason}) == 1, 5, "judged as an answer")
     wait_for(lambda: envoy.metric("llm_fallback_responses", model=served, **{"class": "ok"}) == 1, 5, "the fallback's success")
     assert (envoy.metric("llm_fallback_responses", model="gpt-4o", **{"class": "ok"}) or 0) == 0
 
