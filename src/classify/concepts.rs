@@ -102,6 +102,8 @@ const BILLING: &[&str] = &[
     "подписк",
     "кредит",
     "пополн",
+    "платёж",
+    "платеж",
     // es, pt, fr, de, it, id, tr, vi, pl, uk, th, ar, hi.
     "saldo",
     "solde",
@@ -120,6 +122,10 @@ const BILLING: &[&str] = &[
     "orçamento",
     "budżet",
     "кошти",
+    // A charge or payment that failed ("信用卡扣款失敗").
+    "扣款",
+    "付款",
+    "信用卡",
 ];
 
 /// Running out.
@@ -203,6 +209,7 @@ const SHORTAGE: &[&str] = &[
     "истёк",
     "превышен",
     "просроч",
+    "неактив",
     // es, pt, fr, de, it, id, tr, vi, pl, uk, th, ar, hi.
     "insuficiente",
     "insuffisant",
@@ -222,6 +229,15 @@ const SHORTAGE: &[&str] = &[
     "tükendi",
     "dùng hết",
     "вичерпан",
+    // Suspended or declined ("訂閱已暫停", "결제 수단이 거부되어"); a capacity saturated.
+    "declined",
+    "暂停",
+    "暫停",
+    "거부",
+    "중지",
+    "saturated",
+    "饱和",
+    "飽和",
 ];
 
 /// What a model is called.
@@ -312,6 +328,8 @@ pub fn model_id_in(message: &str) -> Option<&str> {
 /// Not there, or not for this caller.
 const MISSING: &[&str] = &[
     "not found",
+    "cannot be found",
+    "could not be found",
     "no adapter found",
     "no deployment named",
     "no deployed models",
@@ -353,6 +371,8 @@ const MISSING: &[&str] = &[
     "been removed",
     // "Model x is not served by this endpoint", "No provider available for model x".
     "not served",
+    // "Model x is not servable in region europe-west4" (Vertex).
+    "not servable",
     "no provider",
     "no providers",
     "model not supported",
@@ -1034,6 +1054,28 @@ fn rate_window(message: &str) -> bool {
 /// ("... reached ... visit the billing page").
 const NEAR: usize = 32;
 
+/// Bytes of `message[from..to]` that long words (model ids such as
+/// `meta/llama-3.3-70b-instruct`, paths, request ids) hold past [`LONG_WORD`] each: a model
+/// named between two words of a concept is one word of the clause, however long its name.
+fn long_words(message: &str, from: usize, to: usize) -> usize {
+    message.as_bytes().get(from..to).map_or(0, |gap| {
+        gap.split(|b| *b == b' ')
+            .map(|w| w.len().saturating_sub(LONG_WORD))
+            .sum()
+    })
+}
+
+/// Whether a sentence ends between two words ("Budget 0 is invalid. This model only works in
+/// thinking mode": the model is not what is invalid).
+fn sentence_ends(message: &str, from: usize, to: usize) -> bool {
+    message
+        .get(from..to)
+        .is_some_and(|gap| gap.contains(". ") || gap.contains('。'))
+}
+
+/// How many bytes of a long word count towards [`NEAR`].
+const LONG_WORD: usize = 12;
+
 /// The words of a family that can occur in `message`: an ASCII message holds no CJK word, so
 /// their scans are skipped.
 fn candidates<'a>(message: &str, words: &'a [&'a str]) -> impl Iterator<Item = &'a str> + 'a {
@@ -1075,7 +1117,14 @@ fn near<'a>(message: &str, a: &'a [&'a str], b: &'a [&'a str]) -> Option<(&'a st
             .find_map(|wb| {
                 word_offsets(message, wb).find_map(|j| {
                     hits.iter()
-                        .find(|(wa, i)| i.abs_diff(j) <= NEAR + wa.len().max(wb.len()))
+                        .find(|(wa, i)| {
+                            let (from, to) = (*i.min(&j), *i.max(&j));
+                            let span = to - from;
+                            let most = NEAR + wa.len().max(wb.len());
+                            let close = span <= most
+                                || span <= 4 * NEAR && span - long_words(message, from, to) <= most;
+                            close && !sentence_ends(message, from, to)
+                        })
                         .map(|(wa, _)| (*wa, wb))
                 })
             })
@@ -1109,6 +1158,9 @@ const PAY: &[&str] = &[
     "チャージ",
     "충전",
     "구매",
+    // "Пополните баланс" (top up the balance).
+    "пополните",
+    "пополнить",
 ];
 
 /// What is paid for.
@@ -1129,6 +1181,7 @@ const PAID_FOR: &[&str] = &[
     "クレジット",
     "크레딧",
     "잔액",
+    "баланс",
 ];
 
 /// Ended ("your subscription has expired", "您的企业套餐已失效").
@@ -1168,7 +1221,12 @@ pub fn quota(message: &str) -> Option<String> {
         return None;
     }
     if let Some((billing, shortage)) = near(message, BILLING, SHORTAGE) {
-        return Some(format!("concept billing \"{billing}\" + \"{shortage}\""));
+        // "현재 요금제에서는 이 모델을 사용할 수 없습니다": a model the plan does not include,
+        // not a plan used up.
+        let bare_no = matches!(shortage, "ありません" | "없습니다");
+        if !(bare_no && near(message, MODEL, MISSING).is_some()) {
+            return Some(format!("concept billing \"{billing}\" + \"{shortage}\""));
+        }
     }
     if let Some((plan, lapsed)) = near(message, PLAN, LAPSED) {
         return Some(format!("concept plan \"{plan}\" + \"{lapsed}\""));
@@ -1223,6 +1281,7 @@ const CONCURRENT: &[&str] = &[
     "동시 요청",
     "동시 실행",
     "동시 접속",
+    "parallel request",
 ];
 
 /// Asking again.
@@ -1470,6 +1529,8 @@ const PLAN: &[&str] = &[
     "trial",
     "试用",
     "試用",
+    "トライアル",
+    "체험",
     "会员",
     "會員",
     "套餐",
@@ -1708,6 +1769,7 @@ fn used_in(messages: &[String], family: &[&str], used: &[&str], name: &str) -> O
         short_window(m)
             || timed_window_in(m)
             || first(m, RATE).is_some()
+            || first(m, CONCURRENT).is_some()
             || first(m, SIZE_LIMIT).is_some()
     };
     if messages.iter().any(rate) {
@@ -2086,6 +2148,11 @@ const BLOCKED: &[&str] = &[
     "blocked",
     // "Your account has been locked, please contact customer service" (Zhipu 1112).
     "locked",
+    "锁定",
+    "鎖定",
+    "ロック",
+    "잠금",
+    "잠겼",
     // "Your account has been flagged for policy violations".
     "flagged",
     "禁用",
@@ -2106,6 +2173,58 @@ pub fn account_blocked(message: &str) -> Option<String> {
         return None;
     }
     named_pair(message, HOLDER, BLOCKED, "holder")
+}
+
+/// The caller's network address.
+const ADDRESS: &[&str] = &[
+    "ip",
+    "ips",
+    "ip address",
+    "source address",
+    "client address",
+    "ip地址",
+    "ip 地址",
+    "来源ip",
+    "ip 주소",
+    "ipアドレス",
+];
+
+/// Not let in from there.
+const NOT_LET_IN: &[&str] = &[
+    "not permitted",
+    "not allowed",
+    "allowlist",
+    "whitelist",
+    "allow list",
+    "blocklist",
+    "blacklist",
+    "denied",
+    "blocked",
+    "forbidden",
+    "not authorized",
+    "rejected",
+    "restricted",
+    "不允许",
+    "不被允许",
+    "白名单",
+    "黑名单",
+    "禁止",
+    "拒绝",
+    "許可されていません",
+    "허용되지",
+];
+
+/// A caller refused by its address ("Access from IP 203.0.113.7 is not permitted by this
+/// organization's allowlist", "IP 不在白名单中"): the caller's credentials, whatever the status;
+/// not an address slowed for sending too much ("IP blocked for too many requests": a rate), nor
+/// an address the request pointed the server at ("connection to private IP is blocked": a base
+/// URL the server will not call, a bad request).
+pub fn address_refused(message: &str) -> Option<String> {
+    const NOT_THE_CALLER: &[&str] = &["too many", "private", "internal", "connection to", "ssrf"];
+    if rate_window(message) || NOT_THE_CALLER.iter().any(|w| has_phrase(message, w)) {
+        return None;
+    }
+    named_pair(message, ADDRESS, NOT_LET_IN, "address")
 }
 
 /// A caller without the right to what it asked ("No permission to access data", "没有权限"):
@@ -2176,8 +2295,26 @@ const WRONG: &[&str] = &[
     "잘못",
 ];
 
+/// A validator's words for a field it will not take (pydantic's "api_key: Extra inputs are not
+/// permitted", JSON Schema's "Additional properties are not allowed"): whatever the field is
+/// named, the request's shape is wrong.
+const VALIDATION: &[&str] = &[
+    "extra inputs are not permitted",
+    "extra fields not permitted",
+    "additional properties are not allowed",
+    "additional properties not allowed",
+    "additional property",
+    "unrecognized key",
+    "unrecognized keys",
+    "unexpected keyword argument",
+    "input should be a valid",
+];
+
 /// A wrong field or shape of the request.
 pub fn bad_field(message: &str) -> Option<String> {
+    if let Some(w) = first(message, VALIDATION) {
+        return Some(format!("concept validation \"{w}\""));
+    }
     named_pair(message, REQUEST_FIELD, WRONG, "field")
 }
 
@@ -2277,6 +2414,8 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
             "unpurchased",
             "notpurchased",
             "closedendpoint",
+            // Still starting (`ENDPOINT_NOT_READY`, `ModelNotReady`).
+            "notready",
         ],
         ErrorClass::ModelUnavailable,
     ),
@@ -2340,8 +2479,32 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
             // Signed requests: `SignatureDoesNotMatch`, `InvalidAccessKeyId.NotFound`.
             "signature",
             "accesskey",
+            // `expired_user_key`, `KeyExpired`, `token_expired`, `IpNotAllowed`.
+            "userkey",
+            "keyexpired",
+            "expiredkey",
+            "tokenexpired",
+            "expiredtoken",
+            "ipnotallowed",
         ],
         ErrorClass::Auth,
+    ),
+    // Last: a code that calls a part of the request invalid (`invalid_image`,
+    // `InvalidParameterValue`); not any "invalid" (`invalid_iam_token` is a credential,
+    // `invalid_prompt` OpenAI's refusal).
+    (
+        &[
+            "invalidimage",
+            "invalidfile",
+            "invalidurl",
+            "invalidparam",
+            "invalidvalue",
+            "invalidargument",
+            "invalidjson",
+            "invalidformat",
+            "malformed",
+        ],
+        ErrorClass::BadRequest,
     ),
 ];
 
@@ -2384,6 +2547,7 @@ const MODEL_REFUSED: &[&str] = &[
     "accessdenied",
     "noaccess",
     "notallowed",
+    "notallowlisted",
     "notpermitted",
     "forbidden",
     "permissiondenied",
@@ -2510,6 +2674,9 @@ const POOL: &[&str] = &[
     "data centers",
     "datacenters",
     "resources",
+    // "no healthy upstream" in a relay's words.
+    "upstream",
+    "upstreams",
 ];
 
 /// A capacity word ("no capacity for this model right now", "サーバーが混雑しています"), or no
@@ -2520,7 +2687,8 @@ pub fn capacity(message: &str) -> Option<String> {
     if has_phrase(message, "bucket") {
         return None;
     }
-    if let Some(w) = first(message, CAPACITY) {
+    // Or unavailable for now ("上游服务暂时不可用"): the provider's load, not a model gone.
+    if let Some(w) = first(message, CAPACITY).or_else(|| first(message, FOR_NOW)) {
         return Some(format!("concept capacity \"{w}\""));
     }
     named_pair(message, ABSENT, POOL, "capacity")
@@ -2536,12 +2704,13 @@ pub fn quota_in(messages: &[String]) -> Option<String> {
 /// large, a refusal.
 pub fn class_of(messages: &[String]) -> Option<(ErrorClass, String)> {
     type Reader = fn(&str) -> Option<String>;
-    const ORDER: [(Reader, ErrorClass); 8] = [
+    const ORDER: [(Reader, ErrorClass); 9] = [
         (model_missing, ErrorClass::ModelUnavailable),
         (too_large, ErrorClass::ContextOverflow),
         (refusal, ErrorClass::ContentPolicy),
         (credential_rejected, ErrorClass::Auth),
         (account_blocked, ErrorClass::Auth),
+        (address_refused, ErrorClass::Auth),
         (model_permission_denied, ErrorClass::ModelUnavailable),
         (permission_denied, ErrorClass::Auth),
         (bad_field, ErrorClass::BadRequest),

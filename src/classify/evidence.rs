@@ -137,6 +137,11 @@ impl Evidence {
             return;
         }
         self.plain_line = depth == 0 && trimmed.len() <= PLAIN_LINE_MAX && !trimmed.contains('\n');
+        // An exception's text with the body it got (`anthropic.NotFoundError: Error code: 404 -
+        // {'type': 'error', ...}`): the body's codes first, as in a message field.
+        if depth < MAX_NESTING {
+            self.read_embedded(trimmed, depth);
+        }
         self.push_message(trimmed);
     }
 
@@ -180,6 +185,8 @@ impl Evidence {
                     "\"stopReason\"",
                     "\"finishReason\"",
                     "\"FinishReason\"",
+                    // Cohere v1's last event carries its `finish_reason` (`ERROR_TOXIC`).
+                    "\"stream-end\"",
                     "\"sensitive\"",
                     // The Responses API's `response.refusal.delta` events.
                     "\"response.refusal.",
@@ -568,6 +575,15 @@ impl Evidence {
         {
             self.has_error_envelope = true;
         }
+        // A body embedded in the wrapper's own words (FastAPI's `{"detail": "openai.
+        // BadRequestError: Error code: 400 - {...}"}`): its codes outrank the wrapper's.
+        if depth < MAX_NESTING {
+            for field in ["message", "detail", "msg", "err"] {
+                if let Some(Value::String(text)) = map.get(field) {
+                    self.read_embedded(text, depth);
+                }
+            }
+        }
         for field in [
             "code",
             "error_code",
@@ -840,6 +856,14 @@ impl Evidence {
                 self.push_code("error.innererror.code", code);
             }
         }
+        // Cursor's `details` object: `{"title": "You've hit your usage limit", "detail": "..."}`.
+        if let Some(Value::Object(details)) = error.get("details") {
+            for field in ["title", "detail", "message"] {
+                if let Some(Value::String(text)) = details.get(field) {
+                    self.push_message(text);
+                }
+            }
+        }
         // Google `details[]`: ErrorInfo.reason, QuotaFailure.violations[].quotaId;
         // `errors[].reason` in older Google envelopes.
         for list in ["details", "errors"] {
@@ -892,11 +916,8 @@ impl Evidence {
             return;
         };
         let (before, body) = text.split_at(start);
-        let value = first_json_object(body).or_else(|| {
-            (!body.contains('"'))
-                .then(|| python_repr_as_json(body))
-                .and_then(|json| first_json_object(&json))
-        });
+        let value =
+            first_json_object(body).or_else(|| first_json_object(&python_repr_as_json(body)));
         let Some(Value::Object(inner)) = value else {
             return;
         };
@@ -921,6 +942,9 @@ impl Evidence {
             return;
         }
         let normalized = normalize(message);
+        if self.inner_status.is_none() {
+            self.inner_status = status_named_in(&normalized);
+        }
         if !normalized.is_empty() && !self.messages.contains(&normalized) {
             self.messages.push(normalized);
             // An exception's name speaks too ("raised ModelNotReady", "InsufficientQuotaError"):
@@ -1051,6 +1075,8 @@ pub(crate) const REFUSED_STOPS: &[&str] = &[
     "error_toxic",
     "blacklist",
     "alternative_status_content_filter",
+    // The AI SDK's spelling.
+    "content-filter",
 ];
 
 /// The documented stop reasons with which providers end an answer they could not finish for
@@ -1106,8 +1132,23 @@ fn refused_stop(map: &Map<String, Value>, top: bool) -> Option<(&'static str, &s
             .take(MAX_ITEMS)
             .find_map(|c| refused(c.get(field)))
     }
-    let singles: [(&'static str, Option<&Value>); 8] = [
+    // LangChain's message (`response_metadata`), as LangServe's `/invoke` returns it in
+    // `output`: the provider's stop reason, under either provider's name for it.
+    let langchain = map
+        .get("response_metadata")
+        .or_else(|| map.get("output").and_then(|o| o.get("response_metadata")));
+    let singles: [(&'static str, Option<&Value>); 11] = [
         ("stop_reason", map.get("stop_reason")),
+        // The AI SDK's `finish` part and `generateText` result: `"finishReason": "content-filter"`.
+        ("finishReason", map.get("finishReason")),
+        (
+            "response_metadata.finish_reason",
+            langchain.and_then(|m| m.get("finish_reason")),
+        ),
+        (
+            "response_metadata.stop_reason",
+            langchain.and_then(|m| m.get("stop_reason")),
+        ),
         // Bedrock ApplyGuardrail: `"action": "GUARDRAIL_INTERVENED"`.
         ("action", map.get("action")),
         (
@@ -1246,6 +1287,40 @@ fn http_status(value: &Value) -> Option<u16> {
     u16::try_from(n).ok().filter(|s| (400..=599).contains(s))
 }
 
+/// An error status with its reason phrase in a message ("upstream rejected request: 400 Bad
+/// Request - image_url must be ...", "got 402 Payment Required"): the status an upstream gave,
+/// which a gateway's own status (a 502 around it) hides.
+fn status_named_in(message: &str) -> Option<u16> {
+    const NAMED: &[(&str, &str)] = &[
+        ("400", " bad request"),
+        ("401", " unauthorized"),
+        ("402", " payment required"),
+        ("403", " forbidden"),
+        ("404", " not found"),
+        ("408", " request timeout"),
+        ("413", " payload too large"),
+        ("413", " request entity too large"),
+        ("422", " unprocessable entity"),
+        ("429", " too many requests"),
+        ("500", " internal server error"),
+        ("502", " bad gateway"),
+        ("503", " service unavailable"),
+        ("504", " gateway timeout"),
+    ];
+    let bytes = message.as_bytes();
+    let digit = |i: usize| bytes.get(i).is_some_and(u8::is_ascii_digit);
+    (0..bytes.len().saturating_sub(4))
+        .filter(|&i| digit(i) && digit(i + 1) && digit(i + 2) && !digit(i + 3))
+        .filter(|&i| i == 0 || !bytes.get(i - 1).is_some_and(u8::is_ascii_alphanumeric))
+        .find_map(|i| {
+            let (number, rest) = (message.get(i..i + 3)?, message.get(i + 3..)?);
+            let (status, _) = NAMED
+                .iter()
+                .find(|(n, phrase)| *n == number && rest.starts_with(phrase))?;
+            status.parse().ok()
+        })
+}
+
 /// The last error status standing alone in `words` ("HTTP 429:", "provider(429)", "[503]",
 /// "Error code: 500 -").
 fn status_in_words(words: &str) -> Option<u16> {
@@ -1265,25 +1340,50 @@ fn first_json_object(text: &str) -> Option<Value> {
     value.is_object().then_some(value)
 }
 
-/// An SDK's Python repr of a body (`{'error': {'code': '1113', 'message': 'x'}}`) as JSON; a
-/// repr whose strings hold quotes of their own does not parse, and is not read.
+/// An SDK's Python repr of a body (`{'error': {'code': '1113', 'message': 'x'}}`) as JSON.
+/// Python quotes a string that holds `'` with `"` (`"Invalid 'messages[2].content'"`): both
+/// quotings are read, and a `"` inside a `'`-quoted string is escaped.
 fn python_repr_as_json(repr: &str) -> String {
-    let mut out = String::with_capacity(repr.len());
-    let mut rest = repr;
-    while let Some(c) = rest.chars().next() {
-        let word = ["None", "True", "False"]
-            .into_iter()
-            .find(|w| rest.starts_with(w));
-        match (c, word) {
-            ('\'', _) => out.push('"'),
-            (_, Some("None")) => out.push_str("null"),
-            (_, Some("True")) => out.push_str("true"),
-            (_, Some("False")) => out.push_str("false"),
-            _ => out.push(c),
+    let mut out = String::with_capacity(repr.len() + 8);
+    let mut quote: Option<char> = None;
+    let mut chars = repr.char_indices();
+    while let Some((at, c)) = chars.next() {
+        match (quote, c) {
+            (Some(_), '\\') => match chars.next() {
+                // `\'` needs no escape in JSON.
+                Some((_, '\'')) => out.push('\''),
+                Some((_, next)) => {
+                    out.push('\\');
+                    out.push(next);
+                }
+                None => {}
+            },
+            (Some(q), c) if c == q => {
+                out.push('"');
+                quote = None;
+            }
+            (Some('\''), '"') => out.push_str("\\\""),
+            (Some(_), c) => out.push(c),
+            (None, '\'' | '"') => {
+                out.push('"');
+                quote = Some(c);
+            }
+            (None, c) => {
+                let rest = repr.get(at..).unwrap_or_default();
+                let word = [("None", "null"), ("True", "true"), ("False", "false")]
+                    .into_iter()
+                    .find(|(w, _)| rest.starts_with(w));
+                match word {
+                    Some((w, json)) => {
+                        out.push_str(json);
+                        for _ in 1..w.len() {
+                            chars.next();
+                        }
+                    }
+                    None => out.push(c),
+                }
+            }
         }
-        rest = rest
-            .get(word.map_or(c.len_utf8(), str::len)..)
-            .unwrap_or_default();
     }
     out
 }
@@ -1359,7 +1459,7 @@ fn html_texts(text: &str) -> Option<Vec<String>> {
         return None;
     }
     let mut texts: Vec<String> = Vec::new();
-    for tag in ["title", "h1", "h2"] {
+    for tag in ["title", "h1", "h2", "p"] {
         if let Some(inner) = element_text(text, &lower, tag) {
             if !inner.is_empty() && !texts.contains(&inner) {
                 texts.push(inner);
@@ -1782,6 +1882,32 @@ mod tests {
 
     fn codes(e: &Evidence) -> Vec<&str> {
         e.codes.iter().map(|c| c.value.as_str()).collect()
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn python_reprs_read_as_json_whichever_quote_they_use() {
+        let repr = r#"{'error': {'message': "Invalid 'model'", 'note': 'say "hi"', 'x': 'it\'s', 'ok': True, 'id': None}}"#;
+        let json: Value = serde_json::from_str(&python_repr_as_json(repr)).unwrap();
+        assert_eq!(json["error"]["message"], "Invalid 'model'");
+        assert_eq!(json["error"]["note"], "say \"hi\"");
+        assert_eq!(json["error"]["x"], "it's");
+        assert_eq!(json["error"]["ok"], true);
+        assert!(json["error"]["id"].is_null());
+    }
+
+    #[wasm_bindgen_test(unsupported = test)]
+    fn statuses_named_with_their_reason_phrase() {
+        assert_eq!(
+            status_named_in("upstream rejected request: 400 bad request - x"),
+            Some(400)
+        );
+        assert_eq!(
+            status_named_in("got 402 payment required from openai"),
+            Some(402)
+        );
+        assert_eq!(status_named_in("order 1400 bad request"), None);
+        assert_eq!(status_named_in("400 requests bad"), None);
+        assert_eq!(status_named_in("429"), None);
     }
 
     #[wasm_bindgen_test(unsupported = test)]

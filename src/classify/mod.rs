@@ -358,8 +358,12 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
     }
     let messages = &evidence.messages;
     let strong = decisive_phrase(evidence)
+        .or_else(|| google_quota_window(evidence, answer.now_unix_ms))
         .or_else(|| concepts::quota_in(messages).map(|r| (ErrorClass::QuotaExhausted, r)))
-        .or_else(|| specific_code(evidence, answer.now_unix_ms))
+        .or_else(|| {
+            specific_code(evidence, answer.now_unix_ms)
+                .map(|d| numeric_code_outvoted(d, evidence, answer.status))
+        })
         .or_else(|| prompt_too_large(evidence).map(|p| (ErrorClass::ContextOverflow, p)))
         .or_else(|| concepts::class_of(messages))
         .or_else(|| unlisted_code(evidence))
@@ -403,6 +407,28 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
     match allowance_over_weak(prior, evidence) {
         Ok(stop) => Settled::Strong(stop, None),
         Err(prior) => Settled::Weak(prior, basis),
+    }
+}
+
+/// A numeric code means what its provider's table says (Zhipu's 1301 is a refusal), and
+/// another provider may use the number for something else: where the words and the status agree
+/// on another class ("Tokens per minute limit exceeded" at 429 under `"code": "1301"`), they
+/// decide.
+fn numeric_code_outvoted(decision: Decision, evidence: &Evidence, status: u16) -> Decision {
+    let numeric = decision
+        .1
+        .rsplit('=')
+        .next()
+        .is_some_and(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()));
+    if !numeric {
+        return decision;
+    }
+    match by_words(evidence, status) {
+        Some((class, words)) if class != decision.0 && by_status(status, evidence).0 == class => (
+            class,
+            format!("{words} and status={status} over {}", decision.1),
+        ),
+        _ => decision,
     }
 }
 
@@ -736,7 +762,15 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
     if let Some(p) = phrase_in(evidence, CONCURRENCY) {
         return Some((ErrorClass::RateLimited, p));
     }
-    if let Some(p) = phrase_in(evidence, CONTENT) {
+    // "Your organization has been suspended for violating our Usage Policy": the account is
+    // refused, whatever it asked (read with the other concepts).
+    let account_blocked = || {
+        evidence
+            .messages
+            .iter()
+            .any(|m| concepts::account_blocked(m).is_some())
+    };
+    if let Some(p) = phrase_in(evidence, CONTENT).filter(|_| !account_blocked()) {
         return Some((ErrorClass::ContentPolicy, p));
     }
     if let Some(p) = wrong_path(evidence) {
@@ -1012,6 +1046,8 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
         "no model is loaded",
         "no model loaded",
         "no models loaded",
+        // A serving endpoint starting from nothing ("scaled to zero and is starting up").
+        "scaled to zero",
     ];
     if let Some(p) = phrase_in(evidence, ALONE) {
         return Some((ErrorClass::ModelUnavailable, p));
@@ -1198,6 +1234,7 @@ const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
     ("blocklist", ErrorClass::ContentPolicy),
     // Stop reasons of refused answers (`evidence::REFUSED_STOPS`).
     ("content_filtered", ErrorClass::ContentPolicy),
+    ("content-filter", ErrorClass::ContentPolicy), // the AI SDK's finishReason
     ("sensitive", ErrorClass::ContentPolicy),
     ("spii", ErrorClass::ContentPolicy),
     ("recitation", ErrorClass::ContentPolicy),
@@ -1295,12 +1332,24 @@ fn specific_code(evidence: &Evidence, now_unix_ms: u64) -> Option<Decision> {
         ("api_key_invalid", ErrorClass::Auth),
         ("api_key_expired", ErrorClass::Auth),
     ];
-    if let Some((code, class)) = evidence.codes.iter().find_map(|c| {
-        let (_, class) = GOOGLE_REASONS
-            .iter()
-            .find(|(r, _)| c.field == "error.details.reason" && *r == c.value)?;
-        Some((c, *class))
-    }) {
+    // A reason that refuses the model (`MODEL_NOT_ALLOWLISTED` under `PERMISSION_DENIED`): the
+    // model is kept from this project, another serves.
+    let reason_class = |c: &evidence::Code| {
+        if c.field != "error.details.reason" {
+            return None;
+        }
+        let listed = GOOGLE_REASONS.iter().find(|(r, _)| *r == c.value);
+        listed.map(|(_, class)| *class).or_else(|| {
+            concepts::code_class(&c.value, false)
+                .map(|(class, _)| class)
+                .filter(|class| *class == ErrorClass::ModelUnavailable)
+        })
+    };
+    if let Some((code, class)) = evidence
+        .codes
+        .iter()
+        .find_map(|c| reason_class(c).map(|class| (c, class)))
+    {
         return Some((class, format!("{}={}", code.field, code.value)));
     }
     // An HTTP reason phrase as a code (`"type": "Forbidden"`) says no more than a status: any
@@ -1406,6 +1455,22 @@ fn granted_none(message: &str) -> bool {
     }) && has_phrase(message, "quota exceeded")
 }
 
+/// Google's `RESOURCE_EXHAUSTED` with a quota id whose window is known (or a limit of zero):
+/// read before the words, which are the same for every window ("You exceeded your current
+/// quota, please check your plan and billing details" over a per-minute free-tier limit of 10
+/// is a wait of seconds).
+fn google_quota_window(evidence: &Evidence, now_unix_ms: u64) -> Option<Decision> {
+    let exhausted = evidence
+        .codes
+        .iter()
+        .any(|c| c.value == "resource_exhausted");
+    let known = evidence
+        .quota_ids
+        .iter()
+        .any(|id| quota_window(id).is_some());
+    (exhausted && known).then(|| google_resource_exhausted(evidence, now_unix_ms))
+}
+
 /// Google's `RESOURCE_EXHAUSTED` covers per-minute limits, daily quotas and shared capacity;
 /// the quota ids, retry info and message tell them apart.
 fn google_resource_exhausted(evidence: &Evidence, now_unix_ms: u64) -> Decision {
@@ -1460,6 +1525,10 @@ fn google_resource_exhausted(evidence: &Evidence, now_unix_ms: u64) -> Decision 
         // Vertex AI's shared (dynamic) capacity is exhausted, not the caller's quota.
         return (ErrorClass::Overloaded, format!("RESOURCE_EXHAUSTED, {p}"));
     }
+    // "insufficient capacity in the shared pool": the provider's, said in other words.
+    if let Some(c) = concepts::capacity_in(&evidence.messages) {
+        return (ErrorClass::Overloaded, format!("RESOURCE_EXHAUSTED, {c}"));
+    }
     (ErrorClass::RateLimited, "status=RESOURCE_EXHAUSTED".into())
 }
 
@@ -1503,6 +1572,9 @@ const QUOTA_USED_UP: &[&str] = &[
     // OpenAI's code quoted in a wrapper's message ("Provider returned error:
     // insufficient_quota").
     "insufficient_quota",
+    // n8n's "Insufficient quota detected" (its description of OpenAI's `insufficient_quota`).
+    "insufficient quota",
+    "quota is insufficient",
     "quota exceeded",
     "quota has been exhausted",
 ];
@@ -1649,6 +1721,7 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "x-api-key",
                 "authentication",
                 "unauthorized",
+                "unauthenticated",
                 "permission denied",
                 "access denied",
                 "ip whitelist",

@@ -4853,6 +4853,212 @@ fn refusals_in_cjk_signed_requests_and_missing_fields() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn wrappers_addresses_and_numbers_from_elsewhere_read_as_what_they_say() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A model id between the words of a concept is one word of the clause.
+        (
+            503,
+            r#"{"object": "error", "message": "Model meta/llama-3.3-70b-instruct is still loading: engine warmup in progress.", "type": "ServiceUnavailableError", "code": 503}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error": {"code": 400, "message": "Model llama-3.1-405b-instruct-maas is not servable in region europe-west4.", "status": "FAILED_PRECONDITION"}}"#,
+            ModelUnavailable,
+        ),
+        // The caller's address refused is its credentials; the server's refusal to call a
+        // private address is a bad request; an address slowed is a rate.
+        (
+            403,
+            r#"{"error": {"code": "IpNotAllowed", "message": "Access from IP 203.0.113.7 is not permitted by this organization's allowlist."}}"#,
+            Auth,
+        ),
+        (
+            400,
+            r#"{"error":{"type":"client","reason":"ssrf_blocked","message":"connection to private IP is blocked","retryable":false}}"#,
+            BadRequest,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Your IP has been blocked due to too many requests"}}"#,
+            RateLimited,
+        ),
+        (
+            403,
+            r#"{"error": {"code": "1112", "message": "当前账户已被锁定，请联系客服解锁。"}}"#,
+            Auth,
+        ),
+        // n8n's words for OpenAI's insufficient_quota, beside the upstream's 429.
+        (
+            500,
+            r#"{"message": "Error in sub-node 'OpenAI Chat Model'", "description": "Insufficient quota detected. Learn more about your OpenAI account billing", "httpCode": "429"}"#,
+            QuotaExhausted,
+        ),
+        // An SDK exception's text with the body it got: plain text, and a Python repr quoting
+        // a string that holds `'` with `"`, inside FastAPI's `detail`.
+        (
+            500,
+            r#"anthropic.NotFoundError: Error code: 404 - {'type': 'error', 'error': {'type': 'not_found_error', 'message': 'model: claude-3-sonnet-20240229'}, 'request_id': 'req_011CU2'}"#,
+            ModelUnavailable,
+        ),
+        (
+            500,
+            r#"{"detail": "openai.BadRequestError: Error code: 400 - {'error': {'message': \"Invalid 'messages[2].content': string too long. Expected a string with maximum length 10485760, but got a string with length 12004551 instead.\", 'type': 'invalid_request_error', 'param': 'messages[2].content', 'code': 'string_above_max_length'}}"}"#,
+            BadRequest,
+        ),
+        // An upstream's status with its reason phrase, under the gateway's 502.
+        (
+            502,
+            r#"{"error": "upstream rejected request: 400 Bad Request - image_url must be a valid URL or base64 data URI"}"#,
+            BadRequest,
+        ),
+        // A numeric code from another provider's table, against the words and the status.
+        (
+            429,
+            r#"{"object": "error", "message": "Tokens per minute limit exceeded for workspace on the Experiment plan. Please slow down.", "type": "rate_limited", "code": "1301"}"#,
+            RateLimited,
+        ),
+        (
+            400,
+            r#"{"code": "1301", "message": "系统检测到输入或生成内容可能包含不安全或敏感内容"}"#,
+            ContentPolicy,
+        ),
+        // Shared capacity under RESOURCE_EXHAUSTED, in other words than Vertex's usual ones.
+        (
+            429,
+            r#"{"error": {"code": 429, "message": "Dynamic shared quota exhausted: insufficient capacity in the shared pool for base model gemini-2.5-pro.", "status": "RESOURCE_EXHAUSTED"}}"#,
+            Overloaded,
+        ),
+        // A proxy's page that says why in its paragraph.
+        (
+            502,
+            "<html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1><p>The upstream server returned an invalid response: account suspended for non-payment. Please update your payment method.</p></body></html>",
+            QuotaExhausted,
+        ),
+        // Stop reasons where the AI SDK and LangServe put them.
+        (
+            200,
+            "data: {\"type\": \"start\", \"messageId\": \"msg_p3\"}\n\ndata: {\"type\": \"finish\", \"finishReason\": \"content-filter\"}\n\ndata: [DONE]\n\n",
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"output": {"content": [], "response_metadata": {"id": "msg_01B", "stop_reason": "refusal", "usage": {"input_tokens": 604, "output_tokens": 0}}, "type": "ai"}, "metadata": {"run_id": "0f1e"}}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"output": {"content": "Fine.", "response_metadata": {"finish_reason": "stop"}, "type": "ai"}, "metadata": {"run_id": "0f1e"}}"#,
+            Ok,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn windows_clauses_and_codes_of_the_request_decide_where_they_are_plain() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Gemini's per-minute free-tier limit in the billing words of every window: the quota
+        // id decides (a wait of seconds), not the words.
+        (
+            429,
+            r#"{"error": {"code": 429, "message": "You exceeded your current quota, please check your plan and billing details.\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 10, model: gemini-2.5-flash", "status": "RESOURCE_EXHAUSTED", "details": [{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{"quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}]}]}}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            r#"{"error": {"code": 429, "message": "You exceeded your current quota, please check your plan and billing details.", "status": "RESOURCE_EXHAUSTED", "details": [{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{"quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier"}]}]}}"#,
+            QuotaExhausted,
+        ),
+        // A concept's words in one sentence, not across two.
+        (
+            400,
+            r#"{"error": {"code": 400, "message": "Budget 0 is invalid. This model only works in thinking mode.", "status": "INVALID_ARGUMENT"}}"#,
+            BadRequest,
+        ),
+        (
+            403,
+            r#"{"detail": "無料トライアル期間が終了しました。引き続きご利用いただくには有料プランへのアップグレードが必要です。"}"#,
+            QuotaExhausted,
+        ),
+        // A charge that failed, a subscription suspended, in CJK; a model the plan lacks.
+        (
+            403,
+            r#"{"code": 4031, "msg": "信用卡扣款失敗，訂閱已暫停，請更新付款資訊。"}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"code": "MODEL_NOT_IN_PLAN", "message": "현재 요금제에서는 이 모델을 사용할 수 없습니다: hyperclova-x-pro"}"#,
+            ModelUnavailable,
+        ),
+        // Requests in flight and a pool saturated are not a budget.
+        (
+            429,
+            r#"{"error": {"message": "Max parallel request limit reached for key sk-...a91 (budget tier 'starter'). Current: 5, Limit: 5. Retry shortly.", "type": "None", "code": "429"}}"#,
+            RateLimited,
+        ),
+        // An organization suspended for its use is refused, whatever it asks.
+        (
+            403,
+            r#"{"type": "error", "error": {"type": "permission_error", "message": "Your organization has been suspended for violating our Usage Policy. API access is disabled."}}"#,
+            Auth,
+        ),
+        // A validator's words about a field named like a credential.
+        (
+            400,
+            r#"{"type": "error", "error": {"type": "invalid_request_error", "message": "api_key: Extra inputs are not permitted"}}"#,
+            BadRequest,
+        ),
+        // Models refused or starting: a reason naming the model, an endpoint scaled to zero, an
+        // adapter not found.
+        (
+            403,
+            r#"{"error": {"code": 403, "message": "Project 55012 is not on the allowlist for this model.", "status": "PERMISSION_DENIED", "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "MODEL_NOT_ALLOWLISTED"}]}}"#,
+            ModelUnavailable,
+        ),
+        (
+            503,
+            r#"{"error_code": "ENDPOINT_NOT_READY", "message": "Serving endpoint 'support-bot-ft' is scaled to zero and is starting up."}"#,
+            ModelUnavailable,
+        ),
+        (
+            404,
+            r#"{"object": "error", "message": "The lora adapter 'customer-tone' cannot be found.", "type": "NotFoundError", "code": 404}"#,
+            ModelUnavailable,
+        ),
+        // Inside 200s: a code of the request, a relay's outage as a completion, Cohere's
+        // toxic end, the AI SDK's unauthenticated gateway, Cursor's details.
+        (
+            200,
+            "event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"id\":\"resp_6e4\",\"status\":\"failed\",\"error\":{\"code\":\"invalid_image\",\"message\":\"The image you provided does not represent a valid image.\"}}}\n\n",
+            BadRequest,
+        ),
+        (
+            200,
+            r#"{"id":"chatcmpl-relay","object":"chat.completion","created":1735600000,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"系统提示：上游服务 (status 503) 暂时不可用：no healthy upstream，请稍后重试。"},"finish_reason":"stop"}],"usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0}}"#,
+            Overloaded,
+        ),
+        (
+            200,
+            "event: stream-start\ndata: {\"is_finished\":false,\"event_type\":\"stream-start\"}\n\nevent: stream-end\ndata: {\"is_finished\":true,\"event_type\":\"stream-end\",\"finish_reason\":\"ERROR_TOXIC\"}\n\n",
+            ContentPolicy,
+        ),
+        (
+            200,
+            "data: {\"type\":\"start\",\"messageId\":\"msg_au\"}\n\ndata: {\"type\":\"error\",\"errorText\":\"Unauthenticated request to AI Gateway.\"}\n\n",
+            Auth,
+        ),
+        (
+            200,
+            r#"{"error": {"details": {"title": "You've hit your usage limit", "detail": "You've used all included usage for your Pro plan this billing cycle.", "isRetryable": false}, "code": "resource_exhausted"}}"#,
+            QuotaExhausted,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
