@@ -23,6 +23,18 @@ impl StreamObserver {
     pub fn feed(&mut self, chunk: &[u8], end: bool) -> Vec<Vec<u8>> {
         let mut errors = Vec::new();
         let mut collect = |finding: SseFinding| match finding {
+            // An exception's name is its class (`throttlingException`), and its payload often
+            // only a message: the event goes to the classifier whole.
+            SseFinding::Error {
+                event: Some(name),
+                payload,
+                ..
+            } if name.ends_with("Exception") => {
+                let mut event = format!("event: {name}\ndata: ").into_bytes();
+                event.extend_from_slice(&payload);
+                event.extend_from_slice(b"\n\n");
+                errors.push(event);
+            }
             SseFinding::Error { payload, .. } => errors.push(payload),
         };
         let scanner = &mut self.scanner;

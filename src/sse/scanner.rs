@@ -402,7 +402,9 @@ impl SseScanner {
     /// Decides whether a complete event matters, and reports it.
     fn inspect(&mut self, data: &[u8], found: &mut impl FnMut(SseFinding)) {
         let name = self.name.trim_ascii();
-        let named_error = name == b"error" || name == b"response.failed";
+        // Bedrock's stream exceptions as relays pass them on (`event: throttlingException`).
+        let named_error =
+            name == b"error" || name == b"response.failed" || name.ends_with(b"Exception");
         let is_error = if self.truncated {
             let mut usage = Usage::default();
             for at in self.usage_finder.find_iter(data) {

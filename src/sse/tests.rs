@@ -277,6 +277,27 @@ fn responses_stream_ending_in_failed() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn a_stream_exception_named_as_its_event_is_an_error() {
+    // Bedrock's ConverseStream exceptions as a relay writes them in SSE: the payload is only a
+    // message; the event's name says what failed.
+    let payload = r#"{"message":"Too many tokens, please wait before trying again."}"#;
+    let input = format!(
+        "data: {{\"contentBlockDelta\":{{\"delta\":{{\"text\":\"Hi\"}}}}}}\n\nevent: throttlingException\ndata: {payload}\n\n"
+    );
+    let out = run([input.as_bytes()], DEFAULT_MAX_EVENT_BYTES);
+    assert_eq!(
+        out.findings,
+        vec![error(Some("throttlingException"), payload)]
+    );
+    // An event merely named like one of its fields is not.
+    let out = run(
+        [b"event: message\ndata: {\"text\":\"see the Exception class\"}\n\n".as_slice()],
+        DEFAULT_MAX_EVENT_BYTES,
+    );
+    assert!(out.findings.is_empty());
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn responses_completed_usage_and_incomplete_is_not_an_error() {
     let completed = concat!(
         "event: response.completed\n",

@@ -282,6 +282,26 @@ def test_an_error_after_content_is_counted_and_never_retried(fresh, mock, mock_b
     assert health(envoy, "gpt-4o")["consecutive_failures"] == 1
 
 
+# Errors that follow content in streams a relay re-writes: Bedrock's ConverseStream exception as
+# a named SSE event (its payload only a message), and the Vercel AI SDK's UI stream error part.
+CHUNK = 'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","model":"gpt-4o","choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}\n\n'
+BEDROCK_THROTTLED = 'event: throttlingException\ndata: {"message":"Too many tokens, please wait before trying again."}\n\n'
+AI_SDK_NO_CREDIT = 'data: {"type":"error","errorText":"Your credit balance is too low to access the Anthropic API."}\n\n'
+
+
+@pytest.mark.parametrize("error_event, klass", [(BEDROCK_THROTTLED, "rate_limited"), (AI_SDK_NO_CREDIT, "quota_exhausted")],
+                         ids=["bedrock-exception-event", "ai-sdk-error-text"])
+def test_an_error_after_content_is_counted_by_what_it_says(fresh, mock, mock_b, error_event, klass):
+    """Content first, then the error: the client has the bytes, so nothing is retried; the error
+    is counted by its class (the exception's name or the errorText's words), not as an unknown."""
+    envoy = fresh()
+    mock.script("gpt-4o", steps=[{"sse": [CHUNK, CHUNK, error_event]}])
+    r = requests.post(envoy.url + "/v1/chat/completions", data=chat_body("gpt-4o", stream=True), headers=JSON, timeout=10)
+    assert r.status_code == 200 and r.text.endswith(error_event)
+    assert models_seen(mock) == ["gpt-4o"]
+    wait_for(lambda: envoy.metric("llm_fallback_stream_errors", model="gpt-4o", **{"class": klass}) == 1, 5, "stream error by class")
+
+
 def test_a_slow_first_token_is_held_only_briefly(fresh, mock, mock_b):
     envoy = fresh(edit=lambda t: t.replace("max_wait_ms: 30000", "max_wait_ms: 30000\n                      stream_start: {max_hold_ms: 500}"))
     mock.script("gpt-4o", default={"ttft_ms": 2500})
