@@ -126,6 +126,10 @@ const BILLING: &[&str] = &[
     "扣款",
     "付款",
     "信用卡",
+    // Funds (pl), credit (tr).
+    "środków",
+    "srodkow",
+    "kredi",
 ];
 
 /// Running out.
@@ -238,6 +242,18 @@ const SHORTAGE: &[&str] = &[
     "saturated",
     "饱和",
     "飽和",
+    // Ran out, in more inflections (pt, es, it, fr, pl).
+    "acabaram",
+    "acabou",
+    "esgotados",
+    "esgotadas",
+    "agotados",
+    "agotadas",
+    "esauriti",
+    "esaurite",
+    "épuisés",
+    "épuisée",
+    "brak wystarczając",
 ];
 
 /// What a model is called.
@@ -387,6 +403,7 @@ const MISSING: &[&str] = &[
     "no models loaded",
     "no model is loaded",
     "not been loaded",
+    "being loaded",
     "not allowed to use",
     "not allowed to access",
     "not allowed to sample",
@@ -498,6 +515,17 @@ const MISSING: &[&str] = &[
     "đang tải",
     "загружается",
     "sedang dimuat",
+    // Loading or not available, in pt, vi, es, fr, it, pl, tr.
+    "carregado",
+    "sendo carregado",
+    "đang được tải",
+    "no está disponible",
+    "não está disponível",
+    "n'est pas disponible",
+    "non è disponibile",
+    "non è più disponibile",
+    "nie jest dostępny",
+    "kullanılamıyor",
 ];
 
 /// What is too large when a prompt does not fit.
@@ -554,6 +582,9 @@ const SIZE: &[&str] = &[
     "eingabetokens",
     // Hindi.
     "टोकन",
+    // Context (pl).
+    "kontekst",
+    "kontekstu",
 ];
 
 /// Too much of it.
@@ -636,6 +667,15 @@ const EXCESS: &[&str] = &[
     "maksimum",
     "maksymaln",
     "अधिकतम",
+    // Exceeded and maximum in more inflections (pt, it, fr, pl, es, de, tr, vi, ru).
+    "excedido",
+    "excedida",
+    "superata",
+    "superato",
+    "superati",
+    "dépassée",
+    "dépassé",
+    "maksymalna",
 ];
 
 /// Words of a rate window: a limit per minute is a rate limit, whatever grew too large.
@@ -923,6 +963,14 @@ const SAFETY: &[&str] = &[
     "운영 정책",
     "위배",
     "검수",
+    // Moderation in fr, es, pt, it, id, tr, vi, ru.
+    "modération",
+    "moderación",
+    "moderação",
+    "moderazione",
+    "moderasi",
+    "moderasyon",
+    "kiểm duyệt",
 ];
 
 /// The provider has no room now.
@@ -965,6 +1013,16 @@ const CAPACITY: &[&str] = &[
     "высокая нагрузка",
     "высокой нагрузк",
     "сервер занят",
+    // Capacity in es, pt, fr, de, it, tr, id.
+    "capacité",
+    "capacidad",
+    "capacidade",
+    "capacità",
+    "kapazität",
+    "kapasite",
+    "kapasitas",
+    // Its capacity (tr).
+    "kapasitesi",
 ];
 
 /// Words of a short window: a limit per minute is waited out, whatever else the message says
@@ -1491,9 +1549,18 @@ fn model_lacks_capability(message: &str) -> Option<String> {
     // support tools". Not an endpoint or API that does not.
     // Nor a format ("audio input format not supported: must be wav or mp3"): the same model
     // serves the request in another format.
-    if ["endpoint", "api", "parameter", "parameters", "format"]
-        .iter()
-        .any(|w| has_phrase(message, w))
+    // Nor a file that would not decode ("failed to process audio: corrupt or unsupported data").
+    if [
+        "endpoint",
+        "api",
+        "parameter",
+        "parameters",
+        "format",
+        "corrupt",
+        "corrupted",
+    ]
+    .iter()
+    .any(|w| has_phrase(message, w))
     {
         return None;
     }
@@ -1934,8 +2001,12 @@ pub fn too_large(message: &str) -> Option<String> {
         // Pydantic's "temperature: Input should be less than or equal to 2": a field's value.
         || has_phrase(message, "input should be")
         // "Invalid 'tools': array too long. Expected an array with maximum length 128": a
-        // field's count of items.
+        // field's count of items; "Exceeded string value length" (Apigee's JSON threat
+        // protection): a field's length.
         || has_phrase(message, "array")
+        || has_phrase(message, "string value")
+        // "The batch input file is larger than the 200 MB limit": a size in bytes, not tokens.
+        || (bytes_stated(message) && !has_phrase(message, "tokens") && !has_phrase(message, "token"))
     {
         return None;
     }
@@ -1948,6 +2019,20 @@ pub fn too_large(message: &str) -> Option<String> {
     Some(format!("concept size \"{size}\" + \"{excess}\""))
 }
 
+/// Units of bytes.
+const BYTE_UNITS: &[&str] = &["bytes", "kb", "mb", "gb", "kib", "mib", "gib"];
+
+/// Whether a message states a size in bytes: a number, then a unit of bytes ("200 MB", "4096
+/// bytes").
+pub fn bytes_stated(message: &str) -> bool {
+    BYTE_UNITS.iter().any(|u| {
+        word_offsets(message, u).any(|at| {
+            let before = message.get(..at).unwrap_or_default().trim_end();
+            before.ends_with(|c: char| c.is_ascii_digit())
+        })
+    })
+}
+
 /// A gateway's content guard.
 const GUARDRAIL: &[&str] = &[
     "guardrail",
@@ -1957,6 +2042,21 @@ const GUARDRAIL: &[&str] = &[
     "moderation policy",
     "content policy",
     "safety policy",
+    // Content policy in es, pt, fr, de, it, id, tr, vi.
+    "política de contenido",
+    "política de conteúdo",
+    "politique de contenu",
+    "inhaltsrichtlinie",
+    "politica dei contenuti",
+    "kebijakan konten",
+    "içerik politika",
+    "chính sách nội dung",
+    // A moderation filter in fr, es, pt, it, de.
+    "filtre de modération",
+    "filtro de moderación",
+    "filtro de moderação",
+    "filtro di moderazione",
+    "moderationsfilter",
 ];
 
 /// What a guard did to the request.
@@ -1968,6 +2068,23 @@ const GUARD_ACTED: &[&str] = &[
     "denied",
     "triggered",
     "flagged",
+    // Blocked or violated in es, pt, fr, it, de, id, tr, vi, ru, pl.
+    "bloqueado",
+    "bloqueada",
+    "bloqué",
+    "bloquée",
+    "bloccato",
+    "bloccata",
+    "blockiert",
+    "diblokir",
+    "engellendi",
+    "bị chặn",
+    "заблокирован",
+    "zablokowan",
+    "viola",
+    "viole",
+    "verletzt",
+    "ihlal",
 ];
 
 /// A content word with a safety word ("the input was flagged by moderation", "内容违规"), or a
@@ -2562,6 +2679,8 @@ const MODEL_REFUSED: &[&str] = &[
     "decommissioned",
     "retired",
     "offline",
+    // `model_loading`, `ModelLoading`.
+    "loading",
 ];
 
 /// Whether a message states a short window (per minute, per second, a wait of seconds).
@@ -2692,6 +2811,24 @@ pub fn capacity(message: &str) -> Option<String> {
         return Some(format!("concept capacity \"{w}\""));
     }
     named_pair(message, ABSENT, POOL, "capacity")
+}
+
+/// The provider's own capacity named as what ran short: none of its servers left ("No workers
+/// available: all GPU workers ... are throttled") or its capacity ("throttled due to system
+/// capacity limits").
+pub fn provider_short_in(messages: &[String]) -> Option<String> {
+    const PROVIDER_CAPACITY: &[&str] = &[
+        "system capacity",
+        "server capacity",
+        "service capacity",
+        "cluster capacity",
+        "platform capacity",
+    ];
+    messages.iter().find_map(|m| {
+        first(m, PROVIDER_CAPACITY)
+            .map(|w| format!("concept capacity \"{w}\""))
+            .or_else(|| named_pair(m, ABSENT, POOL, "capacity"))
+    })
 }
 
 /// A quota stop in any message (checked before codes: a quota stop read as anything retryable

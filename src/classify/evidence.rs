@@ -291,6 +291,13 @@ impl Evidence {
             .get("error")
             .or_else(|| map.get("Response").and_then(|r| r.get("Error")))
             .or_else(|| map.get("response").and_then(|r| r.get("error")))
+            // The Realtime API's `response.done` that failed: `{"response": {"status_details":
+            // {"error": {...}}}}`.
+            .or_else(|| {
+                map.get("response")
+                    .and_then(|r| r.get("status_details"))
+                    .and_then(|d| d.get("error"))
+            })
             // A stream event that wraps its payload: `{"type": ..., "data": {"error": {...}}}`.
             .or_else(|| map.get("data").and_then(|d| d.get("error")));
         match envelope {
@@ -955,6 +962,36 @@ impl Evidence {
         }
     }
 
+    /// Reads the sentences of a JSON body whose keys no reader knows (a few levels down, a few
+    /// sentences at most) as its messages. Only for error statuses: a success's sentences are
+    /// its content.
+    pub fn read_sentences(&mut self) {
+        fn walk(value: &Value, depth: usize, out: &mut Vec<String>) {
+            match value {
+                Value::String(text) => {
+                    let sentence = text.len() > 24 && text.split_whitespace().nth(3).is_some();
+                    if sentence && out.len() < 4 {
+                        out.push(text.clone());
+                    }
+                }
+                Value::Object(map) if depth < 3 => {
+                    map.values().for_each(|v| walk(v, depth + 1, out));
+                }
+                Value::Array(items) if depth < 3 => {
+                    items.iter().take(4).for_each(|v| walk(v, depth + 1, out));
+                }
+                _ => {}
+            }
+        }
+        let mut sentences = Vec::new();
+        if let Some(json) = &self.json {
+            walk(json, 0, &mut sentences);
+        }
+        for sentence in sentences {
+            self.push_message(&sentence);
+        }
+    }
+
     /// Adds a code from a response header (e.g. Bedrock's `x-amzn-errortype`).
     pub fn push_header_code(&mut self, field: &'static str, value: &str) {
         self.push_code(field, value.to_owned());
@@ -1137,7 +1174,7 @@ fn refused_stop(map: &Map<String, Value>, top: bool) -> Option<(&'static str, &s
     let langchain = map
         .get("response_metadata")
         .or_else(|| map.get("output").and_then(|o| o.get("response_metadata")));
-    let singles: [(&'static str, Option<&Value>); 11] = [
+    let singles: [(&'static str, Option<&Value>); 12] = [
         ("stop_reason", map.get("stop_reason")),
         // The AI SDK's `finish` part and `generateText` result: `"finishReason": "content-filter"`.
         ("finishReason", map.get("finishReason")),
@@ -1173,6 +1210,13 @@ fn refused_stop(map: &Map<String, Value>, top: bool) -> Option<(&'static str, &s
                     map.get("response")
                         .and_then(|r| r.get("incomplete_details"))
                 })
+                .and_then(|d| d.get("reason")),
+        ),
+        // The Realtime API's `response.done`: `{"status_details": {"reason": "content_filter"}}`.
+        (
+            "status_details.reason",
+            map.get("response")
+                .and_then(|r| r.get("status_details"))
                 .and_then(|d| d.get("reason")),
         ),
     ];

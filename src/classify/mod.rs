@@ -273,6 +273,11 @@ fn evidence_of(answer: &Answer) -> Evidence {
             evidence.messages.push(evidence::normalize(&text));
         }
     }
+    // An error envelope whose keys are in another language (`{"erro": {"mensagem": ...}}`,
+    // `{"hata": {"mesaj": ...}}`): under an error status, its sentences are the message.
+    if answer.status >= 400 && evidence.messages.is_empty() {
+        evidence.read_sentences();
+    }
     evidence
 }
 
@@ -390,11 +395,16 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
         // shutting down"): the code contradicts the status, and the status's reading costs
         // less when wrong (one request moved along its chain, not a failure handed back).
         // The same under a 401: "You must be a member of an organization to use the API" typed
-        // `invalid_request_error` is a credential the server refused.
-        Some((ErrorClass::BadRequest, _)) if answer.status >= 500 || answer.status == 401 => (
-            status_prior(answer.status, evidence),
-            learned::Basis::Status,
-        ),
+        // `invalid_request_error` is a credential the server refused; under a 408 ("Request
+        // didn't generate first token before the given deadline"), a time ran out.
+        Some((ErrorClass::BadRequest, _))
+            if answer.status >= 500 || answer.status == 401 || timeout_status =>
+        {
+            (
+                status_prior(answer.status, evidence),
+                learned::Basis::Status,
+            )
+        }
         Some(d) => (
             not_found_path(d, answer.status, evidence),
             learned::Basis::GenericCode,
@@ -1332,13 +1342,16 @@ fn specific_code(evidence: &Evidence, now_unix_ms: u64) -> Option<Decision> {
         ("api_key_invalid", ErrorClass::Auth),
         ("api_key_expired", ErrorClass::Auth),
     ];
-    // A reason that refuses the model (`MODEL_NOT_ALLOWLISTED` under `PERMISSION_DENIED`): the
-    // model is kept from this project, another serves.
+    // A code that refuses the model (Google's reason `MODEL_NOT_ALLOWLISTED` under
+    // `PERMISSION_DENIED`, `model_not_allowed` beside `permission_error`): the model is kept
+    // from this caller, another serves; read before the codes that only say "refused".
     let reason_class = |c: &evidence::Code| {
-        if c.field != "error.details.reason" {
+        let listed = GOOGLE_REASONS
+            .iter()
+            .find(|(r, _)| c.field == "error.details.reason" && *r == c.value);
+        if listed.is_none() && !c.value.contains("model") {
             return None;
         }
-        let listed = GOOGLE_REASONS.iter().find(|(r, _)| *r == c.value);
         listed.map(|(_, class)| *class).or_else(|| {
             concepts::code_class(&c.value, false)
                 .map(|(class, _)| class)
@@ -1792,6 +1805,13 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
     if matched == "too many requests" && status >= 500 && load_on_server(evidence) {
         return Some((ErrorClass::Overloaded, format!("{phrase} on the server")));
     }
+    // A rate word about the provider's own shortage ("throttled due to system capacity
+    // limits", "no workers available ... throttled"): its load, not the caller's rate.
+    if class == ErrorClass::RateLimited {
+        if let Some(c) = concepts::provider_short_in(&evidence.messages) {
+            return Some((ErrorClass::Overloaded, format!("{phrase}, {c}")));
+        }
+    }
     // "Quota exceeded for ...tokens_per_minute...": a quota word of a short window is waited out.
     if class == ErrorClass::QuotaExhausted && concepts::short_window_in(&evidence.messages) {
         return Some((
@@ -2221,6 +2241,12 @@ const NO_RESET: &[&str] = &["total limit", "lifetime limit", "lifetime quota"];
 /// Message phrases of a window of hours or more (a wait of minutes does not help).
 const LONG_WINDOW: &[&str] = &[
     "per day",
+    // A gateway's setting named in its words (`token_per_day=10000000 exhausted`).
+    "per_day",
+    // Not "today" alone: "Upgrade to Dev Tier today" ends Groq's per-minute limits.
+    "tokens today",
+    "requests today",
+    "for today",
     // iFlytek Spark 11201: "licc failed: day-level flow control exceeded".
     "day-level",
     "per-day",
@@ -2395,7 +2421,8 @@ fn long_window_in(message: &str) -> Option<String> {
         let unit = [
             "hours", "hour", "hrs", "hr", "h", "小时", "小時", "時間", "시간", "days", "day", "天",
             "일", "weeks", "week", "周", "週", "주", "months", "month", "个月", "個月", "ヶ月",
-            "か月", "개월",
+            "か月", "개월", "seconds", "second", "secs", "sec", "s", "minutes", "minute", "mins",
+            "min",
         ]
         .into_iter()
         .find(|u| {
@@ -2411,7 +2438,14 @@ fn long_window_in(message: &str) -> Option<String> {
                 unit,
                 "hours" | "hour" | "hrs" | "hr" | "h" | "小时" | "小時" | "時間" | "시간"
             );
-            if number >= if hours { 3 } else { 1 } {
+            // A window stated in seconds or minutes ("per 86400s window"): three hours or more.
+            let least = match unit {
+                "seconds" | "second" | "secs" | "sec" | "s" => 3 * 3600,
+                "minutes" | "minute" | "mins" | "min" => 3 * 60,
+                _ if hours => 3,
+                _ => 1,
+            };
+            if number >= least {
                 return Some(format!("{number} {unit}"));
             }
         }

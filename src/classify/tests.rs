@@ -5059,6 +5059,105 @@ fn windows_clauses_and_codes_of_the_request_decide_where_they_are_plain() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn envelopes_in_other_languages_and_other_api_surfaces_read_by_their_words() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Keys no reader knows, under an error status: the sentences are the message.
+        (
+            403,
+            r#"{"erro": {"mensagem": "Seus créditos acabaram. Adquira um novo pacote de créditos para continuar.", "codigo": "CREDITOS_ESGOTADOS"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"hata": {"kod": "GUNLUK_KOTA_ASILDI", "mesaj": "Günlük token kotanız doldu. Kota her gün 03:00'te (TSİ) sıfırlanır."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            400,
+            r#"{"errore": {"codice": "CONTESTO_SUPERATO", "messaggio": "Superata la lunghezza massima del contesto di 128000 token (richiesti 131540)."}}"#,
+            ContextOverflow,
+        ),
+        (
+            403,
+            r#"{"erro": {"mensagem": "Conteúdo bloqueado pelo guardrail: o texto de entrada viola a política de uso aceitável.", "codigo": "GUARDRAIL_BLOQUEIO"}}"#,
+            ContentPolicy,
+        ),
+        (
+            503,
+            r#"{"erro": {"mensagem": "O modelo llama3.1:70b ainda está sendo carregado na memória. Tente novamente em alguns instantes."}}"#,
+            ModelUnavailable,
+        ),
+        (
+            429,
+            r#"{"hata": {"kod": "KAPASITE_DOLU", "mesaj": "Sunucu kapasitesi şu anda dolu (tüm kullanıcılar için). Lütfen daha sonra tekrar deneyin."}}"#,
+            Overloaded,
+        ),
+        // A code refusing the model beside one that only says "refused".
+        (
+            403,
+            r#"{"error": {"message": "Ваш тариф не включает доступ к модели GigaChat-2-Max.", "type": "permission_error", "code": "model_not_allowed"}}"#,
+            ModelUnavailable,
+        ),
+        // Windows stated in seconds, a gateway's setting by its name.
+        (
+            429,
+            r#"{"error": "Rate limit reached", "message": "Cost limit of 500 cents per 86400s window exceeded for segment user=alice."}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error": {"message": "Rate limit reached: 500 requests per 60s window"}}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            "ai-token-ratelimit: consumer 'app-prod' used 10000000 tokens today, token_per_day=10000000 exhausted; resets at 00:00 CST",
+            QuotaExhausted,
+        ),
+        // A rate word about the provider's own capacity.
+        (
+            429,
+            r#"{"code": "ModelServingError", "message": "Too many requests. Your requests are being throttled due to system capacity limits. Please try again later."}"#,
+            Overloaded,
+        ),
+        // Sizes in bytes are bodies, not windows; a field's string length is a field's.
+        (
+            400,
+            r#"{"error": {"message": "The batch input file is larger than the 200 MB limit. Please try again with a smaller batch.", "type": "invalid_request_error", "code": "file_too_large"}}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"err_code": "Bad Request", "err_msg": "Bad Request: failed to process audio: corrupt or unsupported data"}"#,
+            BadRequest,
+        ),
+        // A deadline under a 408, whatever the code.
+        (
+            408,
+            r#"{"error": {"object": "error", "type": "invalid_request_error", "message": "Request didn't generate first token before the given deadline"}}"#,
+            Timeout,
+        ),
+        // The Realtime API's `response.done` that failed or was cut by the filter.
+        (
+            200,
+            r#"{"type": "response.done", "response": {"object": "realtime.response", "status": "failed", "status_details": {"type": "failed", "error": {"type": "insufficient_quota", "code": "insufficient_quota", "message": "You exceeded your current quota, please check your plan and billing details."}}}}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"type": "response.done", "response": {"object": "realtime.response", "status": "incomplete", "status_details": {"type": "incomplete", "reason": "content_filter"}}}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"type": "response.done", "response": {"object": "realtime.response", "status": "completed", "status_details": null}}"#,
+            Ok,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
