@@ -2020,7 +2020,24 @@ pub fn too_large(message: &str) -> Option<String> {
 }
 
 /// Units of bytes.
-const BYTE_UNITS: &[&str] = &["bytes", "kb", "mb", "gb", "kib", "mib", "gib"];
+const BYTE_UNITS: &[&str] = &[
+    "bytes",
+    "kb",
+    "mb",
+    "gb",
+    "kib",
+    "mib",
+    "gib",
+    "字节",
+    "位元組",
+    "バイト",
+    "바이트",
+];
+
+/// Whether a message names a unit of bytes.
+pub fn byte_unit_in(message: &str) -> bool {
+    BYTE_UNITS.iter().any(|u| has_phrase(message, u))
+}
 
 /// Whether a message states a size in bytes: a number, then a unit of bytes ("200 MB", "4096
 /// bytes").

@@ -2023,30 +2023,13 @@ fn payload_limit(evidence: &Evidence) -> bool {
         "model",
         "characters",
     ];
-    const BYTES: &[&str] = &[
-        "bytes",
-        "kb",
-        "mb",
-        "gb",
-        "kib",
-        "mib",
-        "字节",
-        "位元組",
-        "バイト",
-        "바이트",
-    ];
     evidence.messages.iter().any(|m| {
         if COUNTED.iter().any(|w| has_phrase(m, w)) {
             return false;
         }
-        let sized = BYTES.iter().any(|u| {
-            phrase_offsets(m, u).any(|at| {
-                let before = m.get(..at).unwrap_or_default().trim_end();
-                before.ends_with(|c: char| c.is_ascii_digit())
-            })
-        });
+        let sized = concepts::bytes_stated(m);
         let body = BODY.iter().any(|b| has_phrase(m, b))
-            && (BYTES.iter().any(|u| has_phrase(m, u)) || m.bytes().any(|b| b.is_ascii_digit()));
+            && (concepts::byte_unit_in(m) || m.bytes().any(|b| b.is_ascii_digit()));
         sized || body || WHOLE.iter().any(|w| has_phrase(m, w))
     })
 }
