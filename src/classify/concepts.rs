@@ -1291,7 +1291,9 @@ pub fn quota(message: &str) -> Option<String> {
     }
     // "This feature requires an active subscription": another account's plan serves (a model
     // kept for a plan is `model_unavailable`, read where a model word is).
-    let required = near(message, REQUIRES, PLAN).filter(|(_, p)| *p != "terms");
+    // Not "Claude Opus is not available on your current plan": a model kept for a plan.
+    let required =
+        near(message, REQUIRES, PLAN).filter(|(r, p)| *p != "terms" && *r != "not available on");
     if let Some((requires, plan)) = required {
         if first(message, MODEL).is_none() && model_id_in(message).is_none() {
             return Some(format!("concept \"{requires}\" + plan \"{plan}\""));
@@ -1418,7 +1420,17 @@ const SAMPLING: &[&str] = &[
 /// A sampling parameter the model refuses: the same model serves the request without it, so it
 /// is a bad request whatever model word and missing word stand beside it.
 pub fn parameter_refused(message: &str) -> Option<String> {
-    named_pair(message, SAMPLING, MISSING, "parameter")
+    let (parameter, missing) = near(message, SAMPLING, MISSING)?;
+    // "doubao-seed-1.6": a word of a model's name, not the request's `seed`.
+    let in_a_name = |at: usize| {
+        let bytes = message.as_bytes();
+        at.checked_sub(1).and_then(|i| bytes.get(i)) == Some(&b'-')
+            || bytes.get(at + parameter.len()) == Some(&b'-')
+    };
+    if word_offsets(message, parameter).all(in_a_name) {
+        return None;
+    }
+    Some(format!("concept parameter \"{parameter}\" + \"{missing}\""))
 }
 
 /// Not done by it.
@@ -1575,6 +1587,8 @@ const REQUIRES: &[&str] = &[
     "not include",
     "only available",
     "available only",
+    // "gemini-2.5-pro is not available on the free tier".
+    "not available on",
     "restricted to",
     "exclusive to",
     "仅对",
@@ -2005,6 +2019,10 @@ pub fn too_large(message: &str) -> Option<String> {
         // protection): a field's length.
         || has_phrase(message, "array")
         || has_phrase(message, "string value")
+        // "parameter.chat.max_tokens 取值超出范围": a value out of its range.
+        || ["out of range", "范围", "範圍"]
+            .iter()
+            .any(|w| has_phrase(message, w))
         // "The batch input file is larger than the 200 MB limit": a size in bytes, not tokens.
         || (bytes_stated(message) && !has_phrase(message, "tokens") && !has_phrase(message, "token"))
     {
@@ -2040,12 +2058,16 @@ pub fn byte_unit_in(message: &str) -> bool {
 }
 
 /// Whether a message states a size in bytes: a number, then a unit of bytes ("200 MB", "4096
-/// bytes").
+/// bytes", "10MB").
 pub fn bytes_stated(message: &str) -> bool {
+    let bytes = message.as_bytes();
     BYTE_UNITS.iter().any(|u| {
-        word_offsets(message, u).any(|at| {
+        super::occurrences(bytes, u.as_bytes()).any(|at| {
+            let ends_word = !bytes
+                .get(at + u.len())
+                .is_some_and(u8::is_ascii_alphanumeric);
             let before = message.get(..at).unwrap_or_default().trim_end();
-            before.ends_with(|c: char| c.is_ascii_digit())
+            ends_word && before.ends_with(|c: char| c.is_ascii_digit())
         })
     })
 }
@@ -2056,6 +2078,7 @@ const GUARDRAIL: &[&str] = &[
     "guardrails",
     // Kong's "semantic prompt guard", Higress's `ai-prompt-guard`.
     "prompt guard",
+    "inhaltsmoderation",
     "moderation policy",
     "content policy",
     "safety policy",
@@ -2833,6 +2856,20 @@ pub fn capacity(message: &str) -> Option<String> {
 /// The provider's own capacity named as what ran short: none of its servers left ("No workers
 /// available: all GPU workers ... are throttled") or its capacity ("throttled due to system
 /// capacity limits").
+/// The provider's load named in words stronger than a bare "capacity" (which a caller's
+/// provisioned capacity also has): overloaded, busy, high demand, or its servers or capacity
+/// short ([`provider_short_in`]).
+pub fn load_in(messages: &[String]) -> Option<String> {
+    messages
+        .iter()
+        .find_map(|m| {
+            first(m, CAPACITY)
+                .filter(|w| *w != "capacity")
+                .map(|w| format!("concept capacity \"{w}\""))
+        })
+        .or_else(|| provider_short_in(messages))
+}
+
 pub fn provider_short_in(messages: &[String]) -> Option<String> {
     const PROVIDER_CAPACITY: &[&str] = &[
         "system capacity",

@@ -371,7 +371,7 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
         })
         .or_else(|| prompt_too_large(evidence).map(|p| (ErrorClass::ContextOverflow, p)))
         .or_else(|| concepts::class_of(messages))
-        .or_else(|| unlisted_code(evidence))
+        .or_else(|| unlisted_code(evidence, answer.status))
         .or_else(|| indicative_phrase(evidence, answer.status))
         .or_else(|| concepts::capacity_in(messages).map(|r| (ErrorClass::Overloaded, r)));
     if let Some(decision) = strong {
@@ -606,7 +606,10 @@ fn word_offsets<'m>(message: &'m str, phrase: &'m str) -> impl Iterator<Item = u
 /// few hundred bytes) and phrases many: a scan for the first byte and a compare costs less
 /// than the set-up of `str::match_indices`' two-way searcher, which was most of the time of an
 /// answer that no phrase decides. On UTF-8 input every start is a character boundary.
-fn occurrences<'a>(haystack: &'a [u8], needle: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
+pub(crate) fn occurrences<'a>(
+    haystack: &'a [u8],
+    needle: &'a [u8],
+) -> impl Iterator<Item = usize> + 'a {
     let mut from = 0;
     std::iter::from_fn(move || {
         let (&first, rest) = needle.split_first()?;
@@ -1453,7 +1456,23 @@ fn specific_code(evidence: &Evidence, now_unix_ms: u64) -> Option<Decision> {
             .iter()
             .find(|(name, _)| name.eq_ignore_ascii_case(&code.value));
         if let Some((_, class)) = found {
-            return Some((*class, format!("{}={}", code.field, code.value)));
+            let reason = format!("{}={}", code.field, code.value);
+            let messages = &evidence.messages;
+            // A permission refused, and the message says it is the model's ("gemini-2.5-pro
+            // is not available on the free tier"): another model serves.
+            if *class == ErrorClass::Auth && code.value.contains("permission") {
+                if let Some(m) = messages.iter().find_map(|m| concepts::model_missing(m)) {
+                    return Some((ErrorClass::ModelUnavailable, format!("{reason}, {m}")));
+                }
+            }
+            // A rate code over the provider's load ("The engine is currently overloaded",
+            // "throttled due to system capacity limits"): its load.
+            if *class == ErrorClass::RateLimited && !concepts::short_window_in(messages) {
+                if let Some(c) = concepts::load_in(messages) {
+                    return Some((ErrorClass::Overloaded, format!("{reason}, {c}")));
+                }
+            }
+            return Some((*class, reason));
         }
     }
     None
@@ -1636,6 +1655,9 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "太频繁",
                 // "您当前使用该API的频率过高，请降低频率" (Zhipu 1303).
                 "频率过高",
+                // "主账号超过频率限制" (Tencent Cloud's `RequestLimitExceeded`).
+                "频率限制",
+                "頻率限制",
                 "頻率過高",
                 "過於頻繁",
                 "流量受限",
@@ -1701,6 +1723,7 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "idle for",
                 "stream idle",
                 "超时",
+                "逾時",
                 "时间过长",
                 "時間過長",
                 "処理時間",
@@ -1864,7 +1887,7 @@ fn unnamed_failure(evidence: &Evidence) -> Option<Decision> {
 /// A code no list names, read by the words it is made of (`FreeUsageLimitError`). A code that
 /// only spells the status's name (`TooManyRequests` beside `ServerOverloaded`) says less than
 /// any other, so it speaks last.
-fn unlisted_code(evidence: &Evidence) -> Option<Decision> {
+fn unlisted_code(evidence: &Evidence, status: u16) -> Option<Decision> {
     let short_window = concepts::short_window_in(&evidence.messages);
     // A quota word in a code yields to a short window, or to a wait asked for with no long
     // window named (Bedrock's `ServiceQuotaExceededException`: "Too many tokens, please wait
@@ -1872,7 +1895,15 @@ fn unlisted_code(evidence: &Evidence) -> Option<Decision> {
     let waited_out = short_window
         || (phrase_in(evidence, &["please wait", "wait before"]).is_some()
             && phrase_in(evidence, LONG_WINDOW).is_none());
+    // An exception's name at the head of a message (`AppIdNoAuthError:(11201)授权错误：日流控超限`)
+    // names the family, the words after it what happened: where the words speak, they decide.
+    let words_speak = std::cell::OnceCell::new();
     let read = |code: &evidence::Code| {
+        if code.field == "message.code"
+            && *words_speak.get_or_init(|| indicative_phrase(evidence, status).is_some())
+        {
+            return None;
+        }
         let listed = SPECIFIC_CODES
             .iter()
             .chain(GENERIC_CODES)
@@ -2226,6 +2257,10 @@ const LONG_WINDOW: &[&str] = &[
     "per day",
     // A gateway's setting named in its words (`token_per_day=10000000 exhausted`).
     "per_day",
+    // "The limit resets at midnight Pacific time".
+    "midnight",
+    "午夜",
+    "자정",
     // Not "today" alone: "Upgrade to Dev Tier today" ends Groq's per-minute limits.
     "tokens today",
     "requests today",

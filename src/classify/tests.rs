@@ -5158,6 +5158,90 @@ fn envelopes_in_other_languages_and_other_api_surfaces_read_by_their_words() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn codes_yield_to_words_that_say_more() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A permission refused for a model kept for a plan; a key's permission stays auth.
+        (
+            403,
+            r#"{"error":{"message":"gemini-2.5-pro is not available on the free tier. Enable billing on your project to use this model.","code":403,"status":"PERMISSION_DENIED"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"Permission denied on resource project acme-prod.","code":403,"status":"PERMISSION_DENIED"}}"#,
+            Auth,
+        ),
+        // A rate code over the provider's load; over a caller's provisioned capacity it stays a
+        // rate.
+        (
+            429,
+            r#"{"type": "error", "error": {"type": "rate_limit_error", "message": "The engine is currently overloaded, please try again later"}}"#,
+            Overloaded,
+        ),
+        (
+            429,
+            r#"{"code": "Throttling", "message": "Requests throttling triggered: qwen3-coder-plus is experiencing high load across the service. Please retry later."}"#,
+            Overloaded,
+        ),
+        (
+            429,
+            r#"{"type": "error", "error": {"type": "rate_limit_error", "message": "This request would exceed your organization's rate limit of 400,000 input tokens per minute."}}"#,
+            RateLimited,
+        ),
+        // An exception's name at a message's head yields to the words after it.
+        (
+            200,
+            r#"{"header":{"code":11201,"message":"AppIdNoAuthError:(11201)授权错误：日流控超限。超过当日最大访问量的限制","sid":"cht000b8a1f","status":2}}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"header":{"code":11202,"message":"AppIdNoAuthError:(11202)授权错误：秒级流控超限。秒级并发超过授权路数限制","sid":"cht000b8a1f","status":2}}"#,
+            RateLimited,
+        ),
+        // A model whose name holds a sampling word (`seed`) is still a model.
+        (
+            400,
+            r#"{"error":{"code":"model_not_activated","message":"您尚未开通模型 doubao-seed-1.6 的服务，请前往控制台开通后再调用","type":"BadRequest"}}"#,
+            ModelUnavailable,
+        ),
+        // Sizes glued to their unit, values out of range, a reset at midnight, Tencent's
+        // frequency limit, a timeout in Traditional Chinese.
+        (
+            400,
+            r#"{"error":{"code":"InvalidParameter.OversizedImage","message":"The request failed because the size of the input image exceeds the limit (10MB).","type":"BadRequest"}}"#,
+            BadRequest,
+        ),
+        (
+            200,
+            r#"{"header":{"code":10163,"message":"请求引擎的参数异常：parameter.chat.max_tokens 取值超出范围","status":2}}"#,
+            BadRequest,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"You have used all 25 free-tier requests for gemini-2.5-pro. The limit resets at midnight Pacific time.","code":429,"status":"RESOURCE_EXHAUSTED"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"Response":{"Error":{"Code":"RequestLimitExceeded.UinLimitExceeded","Message":"主账号超过频率限制。"},"RequestId":"8f2c1e0a"}}"#,
+            RateLimited,
+        ),
+        (
+            200,
+            r#"{"code":504,"msg":"請求逾時：上游模型在 120 秒內未回應","data":null}"#,
+            Timeout,
+        ),
+        (
+            400,
+            r#"{"detail":"Eingabe wurde von der Inhaltsmoderation blockiert (Kategorie: Gewalt)."}"#,
+            ContentPolicy,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
