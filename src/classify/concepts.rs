@@ -585,6 +585,11 @@ const SIZE: &[&str] = &[
     // Context (pl).
     "kontekst",
     "kontekstu",
+    // The prompt in Japanese, Korean, Chinese.
+    "プロンプト",
+    "프롬프트",
+    "提示词",
+    "提示詞",
 ];
 
 /// Too much of it.
@@ -800,6 +805,10 @@ const CONTENT: &[&str] = &[
     "応答",
     "이미지는",
     "질문",
+    // An expression ("不適切な表現が含まれている").
+    "表現",
+    "表现",
+    "표현",
 ];
 
 /// Why it was refused.
@@ -1023,6 +1032,9 @@ const CAPACITY: &[&str] = &[
     "kapasitas",
     // Its capacity (tr).
     "kapasitesi",
+    // Processing capacity short (ko).
+    "처리 용량",
+    "용량이 부족",
 ];
 
 /// Words of a short window: a limit per minute is waited out, whatever else the message says
@@ -1358,6 +1370,12 @@ const RETRY: &[&str] = &[
     "もう一度",
     "再度",
     "다시 시도",
+    // A reset ("明日 0 時にリセットされます", "resets tomorrow").
+    "reset",
+    "resets",
+    "リセット",
+    "重置",
+    "초기화",
 ];
 
 /// A day or more away.
@@ -2019,6 +2037,8 @@ pub fn too_large(message: &str) -> Option<String> {
         // protection): a field's length.
         || has_phrase(message, "array")
         || has_phrase(message, "string value")
+        // "1日のトークン上限を超えました。明日 0 時にリセットされます": a day's grant.
+        || retry_days_later(message).is_some()
         // "parameter.chat.max_tokens 取值超出范围": a value out of its range.
         || ["out of range", "范围", "範圍"]
             .iter()
@@ -2142,7 +2162,9 @@ pub fn refusal(message: &str) -> Option<String> {
         "unrecognized",
         "unknown parameter",
     ];
-    if first(message, SHAPE).is_some() {
+    // "The content filtering service is temporarily unavailable": the filter is down, nothing
+    // was refused.
+    if first(message, SHAPE).is_some() || first(message, FOR_NOW).is_some() {
         return None;
     }
     if let Some((safety, content)) = near(message, SAFETY, CONTENT) {
@@ -2464,7 +2486,8 @@ const VALIDATION: &[&str] = &[
     "unrecognized key",
     "unrecognized keys",
     "unexpected keyword argument",
-    "input should be a valid",
+    // Pydantic's value checks ("Input should be greater than or equal to 1024").
+    "input should be",
 ];
 
 /// A wrong field or shape of the request.
@@ -2618,11 +2641,12 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
         ],
         ErrorClass::RateLimited,
     ),
+    // A time that ran out is more specific than what it waited for (`queue_wait_timeout`).
+    (&["timeout", "timedout", "deadline"], ErrorClass::Timeout),
     (
         &["overload", "capacity", "busy", "queue"],
         ErrorClass::Overloaded,
     ),
-    (&["timeout", "timedout", "deadline"], ErrorClass::Timeout),
     (
         &[
             "unauthorized",
@@ -2916,6 +2940,9 @@ pub fn class_of(messages: &[String]) -> Option<(ErrorClass, String)> {
 /// nothing (an error envelope inside a 200).
 const REQUEST_FAULT: &[&str] = &[
     "invalid",
+    "unrecognized",
+    "unknown name",
+    "unknown field",
     "unsupported",
     "not supported",
     "must be",

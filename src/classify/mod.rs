@@ -758,8 +758,12 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
     if let Some(p) = allowance_used_up(evidence) {
         return Some((ErrorClass::QuotaExhausted, p));
     }
-    if let Some(p) = phrase_in(evidence, CONTEXT) {
-        return Some((ErrorClass::ContextOverflow, p));
+    // Not "Request too large: the request body exceeds 6291456 bytes": a body in bytes.
+    let body_in_bytes = || payload_limit(evidence);
+    if let Some(p) = matched_phrase(evidence, CONTEXT)
+        .filter(|p| !(p.starts_with("request too large") && body_in_bytes()))
+    {
+        return Some((ErrorClass::ContextOverflow, format!("message \"{p}\"")));
     }
     if let Some(p) = evidence
         .messages
@@ -1608,6 +1612,8 @@ const QUOTA_USED_UP: &[&str] = &[
     "insufficient quota",
     "quota is insufficient",
     "quota exceeded",
+    // Azure API Management: "Token quota is exceeded. Try again in 11:42:07."
+    "quota is exceeded",
     "quota has been exhausted",
 ];
 
@@ -1815,6 +1821,11 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
     // exhausted for this API key": the key names whose grant is used up; "This API key is
     // sending requests too quickly" under a 429: the key names whose rate it is (a key refused
     // is read before, by its rejection word; an IP allowlist stays `auth`).
+    // "Unrecognized request argument supplied: timeout", "invalid grpc-timeout header value":
+    // `timeout` named as a field of the request, not a time that ran out.
+    if matched == "timeout" && concepts::request_fault_in(&evidence.messages).is_some() {
+        return None;
+    }
     let names_a_key = ["api key", "api-key", "x-api-key"].contains(&matched);
     if class == ErrorClass::Auth
         && ((status == 429 && names_a_key)

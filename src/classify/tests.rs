@@ -5242,6 +5242,80 @@ fn codes_yield_to_words_that_say_more() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn fields_named_like_times_and_filters_that_are_down() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // `timeout` as a field of the request.
+        (
+            400,
+            r#"{"error": {"message": "Unrecognized request argument supplied: timeout", "type": "invalid_request_error", "param": null, "code": null}}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"code": 3, "message": "invalid grpc-timeout header value \"30seconds\"", "details": []}"#,
+            BadRequest,
+        ),
+        (
+            504,
+            r#"{"error": {"message": "Upstream request timeout after 60s", "type": "timeout"}}"#,
+            Timeout,
+        ),
+        // A time that ran out is more specific than the queue it waited in.
+        (
+            504,
+            r#"{"error": {"message": "Request timed out after waiting 120s in the queue for an available worker", "type": "queue_timeout", "code": "queue_wait_timeout"}}"#,
+            Timeout,
+        ),
+        // A filter that is down refused nothing.
+        (
+            500,
+            r#"{"error": {"code": "InternalServerError", "message": "The content filtering service is temporarily unavailable. Please retry the request."}}"#,
+            Overloaded,
+        ),
+        // A quota with a clock-style wait of hours; a day's grant that resets tomorrow.
+        (
+            403,
+            r#"{"statusCode": 403, "message": "Token quota is exceeded. Try again in 11:42:07."}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"code":"TokenQuotaExceeded","message":"テナント 'jp-sales' に割り当てられた 1日のトークン上限 (5,000,000) を超えました。明日 0 時にリセットされます。"}}"#,
+            QuotaExhausted,
+        ),
+        // A body in bytes, even when "request too large" says it.
+        (
+            400,
+            r#"{"message": "Request too large: the request body exceeds 6291456 bytes. Max size is 6MB for synchronous invocation.", "__type": "ValidationException"}"#,
+            BadRequest,
+        ),
+        // Pydantic's value checks on a field whose name holds a quota word.
+        (
+            400,
+            r#"{"type": "error", "error": {"type": "invalid_request_error", "message": "thinking.budget_tokens: Input should be greater than or equal to 1024"}}"#,
+            BadRequest,
+        ),
+        // Japanese and Korean: a prompt too long, a refusal of an expression, a shared pool.
+        (
+            400,
+            r#"{"detail":"プロンプトが長すぎます。このモデルには最大 8,192 トークンまで入力できます。"}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"error":{"code":"inappropriate_content","message":"不適切な表現が含まれているため、リクエストはブロックされました。"}}"#,
+            ContentPolicy,
+        ),
+        (
+            429,
+            r#"{"success":false,"error":{"code":"POOL_EXHAUSTED","message":"공용 키 풀의 처리 용량이 일시적으로 부족합니다. 잠시 후 자동 복구됩니다."}}"#,
+            Overloaded,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(

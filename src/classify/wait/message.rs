@@ -57,6 +57,10 @@ pub(super) fn spoken_duration(s: &str) -> Option<u128> {
     if let Some(after) = FILLERS.iter().find_map(|f| rest.strip_prefix(f)) {
         rest = after.trim_start();
     }
+    // A clock-style duration ("Try again in 11:42:07", Azure API Management's quota policy).
+    if let Some(total) = clock_duration(rest) {
+        return Some(total);
+    }
     let (mut total, mut rest) = spoken_part(rest)?;
     loop {
         // Go-style "1m30s" continues directly; "1 minute 30 seconds" / "... and 30 seconds" too.
@@ -71,6 +75,40 @@ pub(super) fn spoken_duration(s: &str) -> Option<u128> {
         }
     }
     Some(total)
+}
+
+/// `H:MM:SS` or `HH:MM:SS` at the start of `s`, with .NET's days before a dot (`5.02:11:09`),
+/// in nanoseconds. Two parts (`05:30`) are not read: minutes and seconds or hours and minutes,
+/// nothing says which.
+fn clock_duration(s: &str) -> Option<u128> {
+    let mut parts = s.splitn(3, ':');
+    let first = parts.next()?;
+    let (days, hours) = match first.split_once('.') {
+        Some((d, h)) if (1..=3).contains(&d.len()) && d.bytes().all(|b| b.is_ascii_digit()) => {
+            (d.parse::<u128>().ok()?, h)
+        }
+        Some(_) => return None,
+        None => (0, first),
+    };
+    let minutes = parts.next()?;
+    let rest = parts.next()?;
+    let seconds_len = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let seconds = rest.get(..seconds_len)?;
+    let digits = |d: &str, max_len: usize| {
+        (1..=max_len).contains(&d.len()) && d.bytes().all(|b| b.is_ascii_digit())
+    };
+    if !(digits(hours, 2) && minutes.len() == 2 && digits(minutes, 2) && seconds.len() == 2) {
+        return None;
+    }
+    let (h, m, sec): (u128, u128, u128) = (
+        hours.parse().ok()?,
+        minutes.parse().ok()?,
+        seconds.parse().ok()?,
+    );
+    if m >= 60 || sec >= 60 {
+        return None;
+    }
+    Some((((days * 24 + h) * 60 + m) * 60 + sec) * 1_000_000_000)
 }
 
 /// `<number>[space]<unit>` at the start of `s`: nanoseconds and the rest.

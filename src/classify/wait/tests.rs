@@ -312,6 +312,14 @@ fn from_message_cases() {
         ("rate limited请在 5 秒后重试", Some(5_000)),
         // An absurd wait is skipped for a later plausible one.
         ("try again in 99999h, or retry after 5s", Some(5_000)),
+        // Clock-style: hours, minutes, seconds (Azure API Management's quota policy).
+        ("Token quota is exceeded. Try again in 11:42:07.", Some(42_127_000)),
+        ("try again in 0:00:30", Some(30_000)),
+        // .NET's TimeSpan: days before the dot.
+        ("Try again in 5.02:11:09.", Some(439_869_000)),
+        // Two parts say nothing of their unit; minutes of 60 or more are no clock.
+        ("try again in 05:30", None),
+        ("try again in 1:75:00", None),
         ("请稍后重试", None),
         ("limit: 10000 tokens per min", None),
         ("model gpt-4-0613", None),
