@@ -263,6 +263,8 @@ const MODEL: &[&str] = &[
     "deployment",
     // A fine-tune served on a base model: "Loading lora x failed: No adapter found for ...".
     "adapter",
+    // Stability's and OpenAI's older word: "engine x not found or has been retired".
+    "engine",
     "模型",
     "モデル",
     "모델",

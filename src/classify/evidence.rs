@@ -185,8 +185,10 @@ impl Evidence {
                     "\"stopReason\"",
                     "\"finishReason\"",
                     "\"FinishReason\"",
-                    // Cohere v1's last event carries its `finish_reason` (`ERROR_TOXIC`).
+                    // Cohere's last event carries its `finish_reason` (`ERROR_TOXIC`): v1's
+                    // `stream-end`, v2's `message-end`.
                     "\"stream-end\"",
+                    "\"message-end\"",
                     "\"sensitive\"",
                     // The Responses API's `response.refusal.delta` events.
                     "\"response.refusal.",
@@ -301,7 +303,8 @@ impl Evidence {
             // A stream event that wraps its payload: `{"type": ..., "data": {"error": {...}}}`.
             .or_else(|| map.get("data").and_then(|d| d.get("error")));
         match envelope {
-            Some(Value::Object(error)) => {
+            // `"error": {}` (a fine-tuning job that succeeded) holds no error.
+            Some(Value::Object(error)) if !error.is_empty() => {
                 self.has_error_envelope = true;
                 self.read_error_object(error, depth);
             }
@@ -499,6 +502,11 @@ impl Evidence {
         if map.contains_key("__type") && map.get("message").is_some_and(Value::is_string) {
             self.has_error_envelope = true;
         }
+        // Mistral's and vLLM's `{"object": "error", "message": ..., "type": ...}`, also as an
+        // event inside a 200 stream.
+        if map.get("object").and_then(Value::as_str) == Some("error") {
+            self.has_error_envelope = true;
+        }
         // Baidu's successes carry `"error_code": 0, "error_msg": ""`.
         let error_msg = map
             .get("error_msg")
@@ -617,6 +625,8 @@ impl Evidence {
             "error_message",
             // OAuth-style `{"error": "prompt_rejected", "error_description": "..."}`.
             "error_description",
+            // Scaleway's `help_message` beside a terse `message`.
+            "help_message",
             "err",
         ] {
             if let Some(Value::String(message)) = map.get(field) {
@@ -948,6 +958,12 @@ impl Evidence {
         if self.messages.len() >= MAX_ITEMS {
             return;
         }
+        // An SDK's exception named in the text (boto's "An error occurred (ThrottlingException)
+        // when calling ...", Java's `...bedrockruntime.model.ThrottlingException: ...`): its
+        // name is a code.
+        if let Some(name) = exception_named_in(message) {
+            self.push_code("message.exception", name.to_owned());
+        }
         let normalized = normalize(message);
         if self.inner_status.is_none() {
             self.inner_status = status_named_in(&normalized);
@@ -1174,7 +1190,7 @@ fn refused_stop(map: &Map<String, Value>, top: bool) -> Option<(&'static str, &s
     let langchain = map
         .get("response_metadata")
         .or_else(|| map.get("output").and_then(|o| o.get("response_metadata")));
-    let singles: [(&'static str, Option<&Value>); 12] = [
+    let singles: [(&'static str, Option<&Value>); 13] = [
         ("stop_reason", map.get("stop_reason")),
         // The AI SDK's `finish` part and `generateText` result: `"finishReason": "content-filter"`.
         ("finishReason", map.get("finishReason")),
@@ -1191,6 +1207,11 @@ fn refused_stop(map: &Map<String, Value>, top: bool) -> Option<(&'static str, &s
         (
             "stop_reason",
             map.get("delta").and_then(|d| d.get("stop_reason")),
+        ),
+        // Cohere v2's `message-end` event: `{"delta": {"finish_reason": "ERROR_TOXIC"}}`.
+        (
+            "finish_reason",
+            map.get("delta").and_then(|d| d.get("finish_reason")),
         ),
         ("stopReason", map.get("stopReason")),
         // OCI Generative AI: `{"chatResponse": {"apiFormat": "COHERE", "finishReason": ...}}`.
@@ -1289,10 +1310,15 @@ fn refused_stop(map: &Map<String, Value>, top: bool) -> Option<(&'static str, &s
     if map.get("need_clear_history").and_then(Value::as_bool) == Some(true) {
         return Some(("need_clear_history", "sensitive"));
     }
-    map.get("amazon-bedrock-guardrailAction")
-        .and_then(Value::as_str)
-        .filter(|a| a.eq_ignore_ascii_case("intervened"))
-        .map(|_| ("amazon-bedrock-guardrailAction", "guardrail_intervened"))
+    // Bedrock InvokeModel's header as a field, and Knowledge Bases' `guardrailAction`.
+    ["amazon-bedrock-guardrailAction", "guardrailAction"]
+        .into_iter()
+        .find(|field| {
+            map.get(*field)
+                .and_then(Value::as_str)
+                .is_some_and(|a| a.eq_ignore_ascii_case("intervened"))
+        })
+        .map(|field| (field, "guardrail_intervened"))
 }
 
 /// Codes are strings (`"insufficient_quota"`) or numbers (`1113`, `17`).
@@ -1329,6 +1355,25 @@ fn http_status(value: &Value) -> Option<u16> {
         _ => return None,
     };
     u16::try_from(n).ok().filter(|s| (400..=599).contains(s))
+}
+
+/// The first exception class named in a message (`ThrottlingException`), without its package.
+fn exception_named_in(message: &str) -> Option<&str> {
+    let at = message.find("Exception")?;
+    let end = at + "Exception".len();
+    if message
+        .as_bytes()
+        .get(end)
+        .is_some_and(u8::is_ascii_alphanumeric)
+    {
+        return None;
+    }
+    let head = message.get(..end)?;
+    let start = head
+        .rfind(|c: char| !c.is_ascii_alphanumeric())
+        .map_or(0, |i| i + 1);
+    let name = head.get(start..)?;
+    (name.len() > "Exception".len()).then_some(name)
 }
 
 /// An error status with its reason phrase in a message ("upstream rejected request: 400 Bad

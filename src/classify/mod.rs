@@ -1764,6 +1764,9 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "authentication",
                 "unauthorized",
                 "unauthenticated",
+                // An SDK without credentials ("Unable to locate credentials").
+                "locate credentials",
+                "load credentials",
                 "permission denied",
                 "access denied",
                 "ip whitelist",

@@ -5316,6 +5316,68 @@ fn fields_named_like_times_and_filters_that_are_down() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn sdk_exceptions_and_stream_events_of_more_providers() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // An SDK exception's class named in its text, under a wrapper's 500.
+        (
+            500,
+            "botocore.exceptions.EventStreamError: An error occurred (throttlingException) when calling the ConverseStream operation: Too many tokens, please wait before trying again.",
+            RateLimited,
+        ),
+        (
+            500,
+            r#"{"timestamp":"2025-08-02T21:03:55.902+00:00","status":500,"error":"Internal Server Error","message":"software.amazon.awssdk.services.bedrockruntime.model.ThrottlingException: Too many tokens per day, please wait before trying again. (Service: BedrockRuntime, Status Code: 429)"}"#,
+            QuotaExhausted,
+        ),
+        (
+            500,
+            "botocore.exceptions.NoCredentialsError: Unable to locate credentials",
+            Auth,
+        ),
+        // Mistral's and vLLM's `object: error` inside a 200 stream, after content.
+        (
+            200,
+            "data: {\"id\":\"cmpl-7f2a\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Sure\"},\"finish_reason\":null}]}\n\ndata: {\"object\":\"error\",\"message\":\"Workspace monthly spending limit reached. Requests will be rejected until the limit is raised.\",\"type\":\"usage_limit_exceeded\",\"param\":null,\"code\":null}\n\n",
+            QuotaExhausted,
+        ),
+        // Cohere v2's `message-end` refusal; Knowledge Bases' guardrail.
+        (
+            200,
+            "event: message-start\ndata: {\"id\":\"d2c4\",\"type\":\"message-start\"}\n\nevent: message-end\ndata: {\"type\":\"message-end\",\"delta\":{\"finish_reason\":\"ERROR_TOXIC\"}}\n\n",
+            ContentPolicy,
+        ),
+        (
+            200,
+            "event: message-end\ndata: {\"type\":\"message-end\",\"delta\":{\"finish_reason\":\"COMPLETE\"}}\n\n",
+            Ok,
+        ),
+        (
+            200,
+            r#"{"output":{"text":"Sorry, I am unable to answer that based on the applied policy."},"guardrailAction":"INTERVENED","citations":[]}"#,
+            ContentPolicy,
+        ),
+        // An engine is a model; Scaleway's help beside a terse quota word.
+        (
+            404,
+            r#"{"id": "6b8d", "name": "not_found", "errors": ["engine stable-diffusion-xl-beta-v2-2-2 not found or has been retired"]}"#,
+            ModelUnavailable,
+        ),
+        (
+            429,
+            r#"{"message": "quota(s) exceeded for this resource", "type": "quotas_exceeded", "help_message": "Per-minute request quota for llama-3.3-70b-instruct reached; retry in a few seconds."}"#,
+            RateLimited,
+        ),
+        // An empty error object holds no error.
+        (
+            200,
+            r#"{"object":"fine_tuning.job","id":"ftjob-Xk2m","status":"succeeded","error":{},"fine_tuned_model":"ft:gpt-4o-mini-2024-07-18:acme:error-triage:Bq7Y"}"#,
+            Ok,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
