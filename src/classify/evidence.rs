@@ -812,8 +812,7 @@ impl Evidence {
             (extensions.and_then(|e| e.get("reason")), false),
         ] {
             if let Some(Value::String(text)) = text {
-                let sentence = text.len() > 24 && text.split_whitespace().nth(3).is_some();
-                if sentence || (alone && text.trim().contains(' ')) {
+                if is_sentence(text) || (alone && text.trim().contains(' ')) {
                     self.push_message(text);
                 }
             }
@@ -984,11 +983,8 @@ impl Evidence {
     pub fn read_sentences(&mut self) {
         fn walk(value: &Value, depth: usize, out: &mut Vec<String>) {
             match value {
-                Value::String(text) => {
-                    let sentence = text.len() > 24 && text.split_whitespace().nth(3).is_some();
-                    if sentence && out.len() < 4 {
-                        out.push(text.clone());
-                    }
+                Value::String(text) if is_sentence(text) && out.len() < 4 => {
+                    out.push(text.clone());
                 }
                 Value::Object(map) if depth < 3 => {
                     map.values().for_each(|v| walk(v, depth + 1, out));
@@ -1355,6 +1351,12 @@ fn http_status(value: &Value) -> Option<u16> {
         _ => return None,
     };
     u16::try_from(n).ok().filter(|s| (400..=599).contains(s))
+}
+
+/// Whether a text reads as a sentence (four words or more, longer than 24 bytes), not a code
+/// or a name.
+fn is_sentence(text: &str) -> bool {
+    text.len() > 24 && text.split_whitespace().nth(3).is_some()
 }
 
 /// The first exception class named in a message (`ThrottlingException`), without its package.

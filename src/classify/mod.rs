@@ -365,10 +365,7 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
     let strong = decisive_phrase(evidence)
         .or_else(|| google_quota_window(evidence, answer.now_unix_ms))
         .or_else(|| concepts::quota_in(messages).map(|r| (ErrorClass::QuotaExhausted, r)))
-        .or_else(|| {
-            specific_code(evidence, answer.now_unix_ms)
-                .map(|d| numeric_code_outvoted(d, evidence, answer.status))
-        })
+        .or_else(|| specific_code(evidence, answer.now_unix_ms, answer.status))
         .or_else(|| prompt_too_large(evidence).map(|p| (ErrorClass::ContextOverflow, p)))
         .or_else(|| concepts::class_of(messages))
         .or_else(|| unlisted_code(evidence, answer.status))
@@ -420,17 +417,18 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
     }
 }
 
-/// A numeric code means what its provider's table says (Zhipu's 1301 is a refusal), and
+/// The decision of a code a table lists. A numeric code means what its provider's table says (Zhipu's 1301 is a refusal), and
 /// another provider may use the number for something else: where the words and the status agree
 /// on another class ("Tokens per minute limit exceeded" at 429 under `"code": "1301"`), they
 /// decide.
-fn numeric_code_outvoted(decision: Decision, evidence: &Evidence, status: u16) -> Decision {
-    let numeric = decision
-        .1
-        .rsplit('=')
-        .next()
-        .is_some_and(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()));
-    if !numeric {
+fn code_decides(
+    class: ErrorClass,
+    code: &evidence::Code,
+    evidence: &Evidence,
+    status: u16,
+) -> Decision {
+    let decision = (class, format!("{}={}", code.field, code.value));
+    if !code.value.bytes().all(|b| b.is_ascii_digit()) {
         return decision;
     }
     match by_words(evidence, status) {
@@ -1341,7 +1339,7 @@ const FIELD_CODES: &[(&str, &[(&str, ErrorClass)])] = &[
     ("base_resp.status_code", MINIMAX_CODES),
 ];
 
-fn specific_code(evidence: &Evidence, now_unix_ms: u64) -> Option<Decision> {
+fn specific_code(evidence: &Evidence, now_unix_ms: u64, status: u16) -> Option<Decision> {
     // Google's `ErrorInfo.reason` says more than its canonical status: `BILLING_DISABLED` under
     // `PERMISSION_DENIED` is a billing stop, not a bad key.
     const GOOGLE_REASONS: &[(&str, ErrorClass)] = &[
@@ -1387,7 +1385,7 @@ fn specific_code(evidence: &Evidence, now_unix_ms: u64) -> Option<Decision> {
             .flat_map(|(_, codes)| codes.iter())
             .find(|(name, _)| *name == code.value);
         if let Some((_, class)) = scoped {
-            return Some((*class, format!("{}={}", code.field, code.value)));
+            return Some(code_decides(*class, code, evidence, status));
         }
         if code.value == "resource_exhausted" {
             // Google says which: `ErrorInfo.reason` MODEL_CAPACITY_EXHAUSTED is its capacity.
@@ -1476,7 +1474,7 @@ fn specific_code(evidence: &Evidence, now_unix_ms: u64) -> Option<Decision> {
                     return Some((ErrorClass::Overloaded, format!("{reason}, {c}")));
                 }
             }
-            return Some((*class, reason));
+            return Some(code_decides(*class, code, evidence, status));
         }
     }
     None
