@@ -162,6 +162,8 @@ const SHORTAGE: &[&str] = &[
     // "Subscription inactive", "your plan was cancelled", "billing is disabled".
     "inactive",
     "not active",
+    // Google: "Billing must be enabled for activation of service(s) ...".
+    "must be enabled",
     "cancelled",
     "canceled",
     "disabled",
@@ -1568,9 +1570,34 @@ const CAPABILITY: &[&str] = &[
     "system instructions",
 ];
 
+/// Ways of answering a model has or lacks, counted only as the last words of what is not
+/// supported ("'claude-3-haiku' does not support thinking."); "does not support thinking level
+/// minimal" or "reasoning effort" is a value of the request.
+const MODE: &[&str] = &["thinking", "reasoning", "extended thinking"];
+
+fn mode_lacking(message: &str) -> Option<&'static str> {
+    ["does not support", "doesn't support"]
+        .iter()
+        .find_map(|not_done| {
+            word_offsets(message, not_done).find_map(|at| {
+                let rest = message.get(at + not_done.len()..)?.trim_start();
+                MODE.iter().copied().find(|mode| {
+                    rest.strip_prefix(mode).is_some_and(|after| {
+                        after.chars().next().is_none_or(|c| {
+                            matches!(c, '.' | ',' | ';' | '!' | '"' | '\'' | '`' | ')')
+                        })
+                    })
+                })
+            })
+        })
+}
+
 /// A model that cannot do what the request needs ("tool calling is not supported with this
 /// model", "The model x does not support chat completions"): another model can.
 fn model_lacks_capability(message: &str) -> Option<String> {
+    if let Some(mode) = mode_lacking(message) {
+        return Some(format!("concept model lacks \"{mode}\""));
+    }
     if let Some((model, not_done)) = near(message, MODEL, NOT_DONE) {
         let capability = first(message, CAPABILITY)?;
         return Some(format!(
@@ -1980,7 +2007,8 @@ pub fn allowance_word_in(message: &str) -> bool {
 /// another provider's model does.
 pub fn geo_blocked(message: &str) -> Option<String> {
     // "free tier is not available in your country. Please enable billing": paying serves.
-    if has_phrase(message, "billing") {
+    // "The model is temporarily unavailable in region us-east5": the region's capacity.
+    if has_phrase(message, "billing") || first(message, FOR_NOW).is_some() {
         return None;
     }
     named_pair(message, GEO, NOT_SERVED, "place")
@@ -2100,6 +2128,9 @@ const GUARDRAIL: &[&str] = &[
     "guardrails",
     // Kong's "semantic prompt guard", Higress's `ai-prompt-guard`.
     "prompt guard",
+    // "the request was rejected by the content filter" (openai-python's
+    // `ContentFilterFinishReasonError`).
+    "content filter",
     "inhaltsmoderation",
     "moderation policy",
     "content policy",
@@ -2123,6 +2154,7 @@ const GUARDRAIL: &[&str] = &[
 
 /// What a guard did to the request.
 const GUARD_ACTED: &[&str] = &[
+    "rejected",
     "violated",
     "violation",
     "blocked",
@@ -2201,6 +2233,7 @@ const NOT_PASSED: &[&str] = &[
 const CREDENTIAL: &[&str] = &[
     "api key",
     "api-key",
+    "api_key",
     "apikey",
     "access token",
     // What signs a web client in: "登录失效", "login expired", "cookie invalid".
@@ -2266,6 +2299,8 @@ const REJECTED: &[&str] = &[
     "couldn't find",
     "could not find",
     "not provided",
+    // SDKs without a key: "The api_key client option must be set".
+    "must be set",
     "无效",
     "無效",
     "失效",
@@ -2296,6 +2331,11 @@ pub fn credential_rejected(message: &str) -> Option<String> {
         return None;
     }
     let (credential, rejected) = near(message, CREDENTIAL, REJECTED)?;
+    // A thinking block's signature ("Thought signature is not valid", "Invalid `signature` in
+    // `thinking` block") is the model's output sent back, not the caller's credential.
+    if credential == "signature" && ["thought", "thinking"].iter().any(|w| message.contains(w)) {
+        return None;
+    }
     Some(format!(
         "concept credential \"{credential}\" + \"{rejected}\""
     ))
@@ -2490,6 +2530,13 @@ const VALIDATION: &[&str] = &[
     "unexpected keyword argument",
     // Pydantic's value checks ("Input should be greater than or equal to 1024").
     "input should be",
+    // Fields that exclude each other ("Cannot use both json_schema and grammar").
+    "mutually exclusive",
+    "cannot use both",
+    "can't use both",
+    "cannot be used together",
+    "cannot be specified together",
+    "cannot be combined",
 ];
 
 /// A wrong field or shape of the request.

@@ -1132,9 +1132,13 @@ pub(crate) const REFUSED_STOPS: &[&str] = &[
 /// another cause than a refusal (lowercase): Anthropic's and Bedrock's
 /// `model_context_window_exceeded`, Mistral's `model_length` and Cohere v1's `ERROR_LIMIT` (the
 /// context ran out), DeepSeek's `insufficient_system_resource` and Zhipu's `network_error` (the
-/// provider's side failed), Cohere v1's bare `ERROR`. `length` and `max_tokens` are the
+/// provider's side failed), Cohere v1's bare `ERROR`, Gemini's `MALFORMED_FUNCTION_CALL` and
+/// `UNEXPECTED_TOOL_CALL` (a tool call the request's tools did not allow). `length` and `max_tokens` are the
 /// caller's own cap: a success.
 pub(crate) const FAILED_STOPS: &[&str] = &[
+    // Gemini's tool calls that came out wrong: the request's tools or mode do not fit.
+    "malformed_function_call",
+    "unexpected_tool_call",
     "model_context_window_exceeded",
     "model_length",
     "error_limit",
@@ -1405,6 +1409,10 @@ fn status_named_in(message: &str) -> Option<u16> {
         .filter(|&i| i == 0 || !bytes.get(i - 1).is_some_and(u8::is_ascii_alphanumeric))
         .find_map(|i| {
             let (number, rest) = (message.get(i..i + 3)?, message.get(i + 3..)?);
+            // The Node SDKs' "429 status code (no body)": any error status.
+            if rest.starts_with(" status code") {
+                return number.parse().ok().filter(|s| (400..=599).contains(s));
+            }
             let (status, _) = NAMED
                 .iter()
                 .find(|(n, phrase)| *n == number && rest.starts_with(phrase))?;

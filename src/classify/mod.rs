@@ -402,6 +402,24 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
                 learned::Basis::Status,
             )
         }
+        // The reverse: a server's failure (`server_error`) under a client error whose words
+        // say what the request did wrong ("Upstream request failed: [400] Invalid request
+        // parameters"): the status and the words agree, the generic code stands alone.
+        Some((ErrorClass::Overloaded, code))
+            if matches!(answer.status, 400 | 422)
+                && concepts::request_fault_in(&evidence.messages).is_some() =>
+        {
+            (
+                (
+                    ErrorClass::BadRequest,
+                    format!(
+                        "status={}, words of a bad request over {code}",
+                        answer.status
+                    ),
+                ),
+                learned::Basis::Status,
+            )
+        }
         Some(d) => (
             not_found_path(d, answer.status, evidence),
             learned::Basis::GenericCode,
@@ -1264,6 +1282,8 @@ const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
     ("error_limit", ErrorClass::ContextOverflow),
     ("insufficient_system_resource", ErrorClass::Overloaded),
     ("network_error", ErrorClass::Overloaded),
+    ("malformed_function_call", ErrorClass::BadRequest),
+    ("unexpected_tool_call", ErrorClass::BadRequest),
     ("blacklist", ErrorClass::ContentPolicy), // GigaChat: a topic it does not answer
     ("prompt_blocked", ErrorClass::ContentPolicy), // Gemini's promptFeedback, any blockReason
     ("1301", ErrorClass::ContentPolicy),      // Zhipu: unsafe content
@@ -1333,10 +1353,22 @@ const BAIDU_ERROR_CODES: &[(&str, ErrorClass)] = &[
     ("19", ErrorClass::QuotaExhausted), // total request limit reached
 ];
 
+/// JSON-RPC 2.0's reserved codes (MCP servers, JSON-RPC gateways), negative and so no other
+/// table's: a request the server could not take, its own failure, MCP's request timeout.
+const JSON_RPC_CODES: &[(&str, ErrorClass)] = &[
+    ("-32700", ErrorClass::BadRequest), // parse error
+    ("-32600", ErrorClass::BadRequest), // invalid request
+    ("-32601", ErrorClass::BadRequest), // method not found
+    ("-32602", ErrorClass::BadRequest), // invalid params
+    ("-32603", ErrorClass::Overloaded), // internal error
+    ("-32001", ErrorClass::Timeout),    // MCP: request timed out
+];
+
 /// Numeric codes read only in the envelope field that gives them their meaning.
 const FIELD_CODES: &[(&str, &[(&str, ErrorClass)])] = &[
     ("error_code", BAIDU_ERROR_CODES),
     ("base_resp.status_code", MINIMAX_CODES),
+    ("error.code", JSON_RPC_CODES),
 ];
 
 fn specific_code(evidence: &Evidence, now_unix_ms: u64, status: u16) -> Option<Decision> {

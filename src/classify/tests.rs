@@ -5378,6 +5378,110 @@ fn sdk_exceptions_and_stream_events_of_more_providers() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn tools_thinking_and_sdk_texts() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A model without a way of answering, against a value of the request.
+        (
+            400,
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"'claude-3-5-haiku-20241022' does not support thinking."}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":"\"qwen2.5-coder:14b\" does not support thinking"}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"This model does not support reasoning effort 'minimal'.","type":"invalid_request_error"}}"#,
+            BadRequest,
+        ),
+        // A thinking block's signature is not a credential; a request's signature is.
+        (
+            400,
+            r#"{"error":{"code":400,"message":"Function call is missing a thought_signature in functionCall parts.","status":"INVALID_ARGUMENT"}}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.1.content.0: Invalid `signature` in `thinking` block"}}"#,
+            BadRequest,
+        ),
+        (
+            403,
+            r#"{"message":"The request signature we calculated does not match the signature you provided."}"#,
+            Auth,
+        ),
+        // Fields that exclude each other, whatever the status and type.
+        (
+            500,
+            r#"{"error":{"code":500,"message":"Cannot use both json_schema and grammar","type":"server_error"}}"#,
+            BadRequest,
+        ),
+        // A server's failure typed under a 400 whose words say what was wrong; not one that
+        // says nothing.
+        (
+            400,
+            r#"{"error":{"param":"","type":"server_error","message":"Upstream request failed: [400] Invalid request parameters"}}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"error":{"type":"server_error","message":"Upstream request failed"}}"#,
+            Overloaded,
+        ),
+        // JSON-RPC's codes inside a 200 (MCP).
+        (
+            200,
+            r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Unknown tool: search_docs"}}"#,
+            BadRequest,
+        ),
+        (
+            200,
+            r#"{"jsonrpc":"2.0","id":4,"error":{"code":-32001,"message":"Request timed out"}}"#,
+            Timeout,
+        ),
+        // Gemini's tool calls that came out wrong end a 200.
+        (
+            200,
+            r#"{"candidates":[{"content":{"role":"model"},"finishReason":"UNEXPECTED_TOOL_CALL","index":0}],"modelVersion":"gemini-2.5-flash"}"#,
+            BadRequest,
+        ),
+        // SDK texts: no key set, a content filter's rejection, a Node SDK's status without a
+        // body.
+        (
+            500,
+            "openai.OpenAIError: The api_key client option must be set either by passing api_key to the client or by setting the OPENAI_API_KEY environment variable",
+            Auth,
+        ),
+        (
+            500,
+            "openai.ContentFilterFinishReasonError: Could not parse response content as the request was rejected by the content filter",
+            ContentPolicy,
+        ),
+        (500, "Error: 429 status code (no body)", RateLimited),
+        (500, "Error: 504 status code (no body)", Timeout),
+        // Google: billing to enable, against a region short for now.
+        (
+            403,
+            r#"{"error":{"code":403,"message":"Billing account for project '123456789012' is not found. Billing must be enabled for activation of service(s) 'aiplatform.googleapis.com' to proceed.","status":"PERMISSION_DENIED"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            503,
+            r#"{"error":{"code":503,"message":"The model is temporarily unavailable in region us-east5. Please fail over to another region.","status":"UNAVAILABLE"}}"#,
+            Overloaded,
+        ),
+        (
+            400,
+            r#"{"error":{"code":400,"message":"User location is not supported for the API use.","status":"FAILED_PRECONDITION"}}"#,
+            ModelUnavailable,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(
