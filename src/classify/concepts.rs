@@ -1684,6 +1684,7 @@ const NOT_SERVED: &[&str] = &[
     "not supported",
     "unsupported",
     "not available",
+    "not yet available",
     "unavailable",
     "不支持",
     "不支援",
@@ -2067,6 +2068,9 @@ pub fn too_large(message: &str) -> Option<String> {
         // protection): a field's length.
         || has_phrase(message, "array")
         || has_phrase(message, "string value")
+        // "Invalid 'messages[2].content': string too long. Expected a string with maximum
+        // length 10485760": one field's length in characters.
+        || has_phrase(message, "string too long")
         // "1日のトークン上限を超えました。明日 0 時にリセットされます": a day's grant.
         || retry_days_later(message).is_some()
         // "parameter.chat.max_tokens 取值超出范围": a value out of its range.
@@ -2923,12 +2927,15 @@ pub fn capacity(message: &str) -> Option<String> {
     if let Some(w) = first(message, CAPACITY).or_else(|| first(message, FOR_NOW)) {
         return Some(format!("concept capacity \"{w}\""));
     }
+    pool_absent(message)
+}
+
+/// None of what serves requests left ("No more data centers to forward the request to", "no
+/// healthy upstream").
+fn pool_absent(message: &str) -> Option<String> {
     named_pair(message, ABSENT, POOL, "capacity")
 }
 
-/// The provider's own capacity named as what ran short: none of its servers left ("No workers
-/// available: all GPU workers ... are throttled") or its capacity ("throttled due to system
-/// capacity limits").
 /// The provider's load named in words stronger than a bare "capacity" (which a caller's
 /// provisioned capacity also has): overloaded, busy, high demand, or its servers or capacity
 /// short ([`provider_short_in`]).
@@ -2943,6 +2950,9 @@ pub fn load_in(messages: &[String]) -> Option<String> {
         .or_else(|| provider_short_in(messages))
 }
 
+/// The provider's own capacity named as what ran short: none of its servers left ("No workers
+/// available: all GPU workers ... are throttled") or its capacity ("throttled due to system
+/// capacity limits").
 pub fn provider_short_in(messages: &[String]) -> Option<String> {
     const PROVIDER_CAPACITY: &[&str] = &[
         "system capacity",
@@ -2954,7 +2964,7 @@ pub fn provider_short_in(messages: &[String]) -> Option<String> {
     messages.iter().find_map(|m| {
         first(m, PROVIDER_CAPACITY)
             .map(|w| format!("concept capacity \"{w}\""))
-            .or_else(|| named_pair(m, ABSENT, POOL, "capacity"))
+            .or_else(|| pool_absent(m))
     })
 }
 

@@ -591,9 +591,10 @@ impl Evidence {
             self.has_error_envelope = true;
         }
         // A body embedded in the wrapper's own words (FastAPI's `{"detail": "openai.
-        // BadRequestError: Error code: 400 - {...}"}`): its codes outrank the wrapper's.
+        // BadRequestError: Error code: 400 - {...}"}`): its codes outrank the wrapper's. Also
+        // JavaScript's `cause` beside the wrapper's message ("LLM provider error").
         if depth < MAX_NESTING {
-            for field in ["message", "detail", "msg", "err"] {
+            for field in ["message", "detail", "msg", "err", "cause"] {
                 if let Some(Value::String(text)) = map.get(field) {
                     self.read_embedded(text, depth);
                 }
@@ -809,6 +810,7 @@ impl Evidence {
         for (text, alone) in [
             (envelope.get("param"), false),
             (envelope.get("reason"), alone),
+            (envelope.get("cause"), false),
             (extensions.and_then(|e| e.get("reason")), false),
         ] {
             if let Some(Value::String(text)) = text {
@@ -1404,13 +1406,17 @@ fn status_named_in(message: &str) -> Option<u16> {
     ];
     let bytes = message.as_bytes();
     let digit = |i: usize| bytes.get(i).is_some_and(u8::is_ascii_digit);
-    (0..bytes.len().saturating_sub(4))
+    (0..bytes.len().saturating_sub(2))
         .filter(|&i| digit(i) && digit(i + 1) && digit(i + 2) && !digit(i + 3))
         .filter(|&i| i == 0 || !bytes.get(i - 1).is_some_and(u8::is_ascii_alphanumeric))
         .find_map(|i| {
             let (number, rest) = (message.get(i..i + 3)?, message.get(i + 3..)?);
-            // The Node SDKs' "429 status code (no body)": any error status.
-            if rest.starts_with(" status code") {
+            // The Node SDKs' "429 status code (no body)", openai-python's "error code: 524"
+            // (any error status).
+            let labelled = ["error code: ", "status code: "]
+                .iter()
+                .any(|l| message.get(..i).is_some_and(|b| b.ends_with(l)));
+            if rest.starts_with(" status code") || labelled {
                 return number.parse().ok().filter(|s| (400..=599).contains(s));
             }
             let (status, _) = NAMED
@@ -2007,6 +2013,15 @@ mod tests {
         assert_eq!(status_named_in("order 1400 bad request"), None);
         assert_eq!(status_named_in("400 requests bad"), None);
         assert_eq!(status_named_in("429"), None);
+        assert_eq!(
+            status_named_in("error: 429 status code (no body)"),
+            Some(429)
+        );
+        assert_eq!(
+            status_named_in("internalservererror: error code: 524"),
+            Some(524)
+        );
+        assert_eq!(status_named_in("error code: 200"), None);
     }
 
     #[wasm_bindgen_test(unsupported = test)]

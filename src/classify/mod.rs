@@ -265,6 +265,9 @@ fn evidence_of(answer: &Answer) -> Evidence {
         // `ThrottlingException:http://internal.amazon.com/coral/...`
         let name = kind.split(':').next().unwrap_or(kind);
         evidence.push_header_code("x-amzn-errortype", name);
+        // AWS names an error in the header (and a stream's exception event in its name), even
+        // where the payload is only `{"message": ...}`.
+        evidence.has_error_envelope = true;
     }
     // A gateway that blocks a request as a chat completion under an error status (APISIX's
     // moderation at 400): the completion's text is the reason.
@@ -823,6 +826,8 @@ const CONCURRENCY: &[&str] = &[
     "concurrent requests limit",
     "concurrency limit",
     "too many concurrent requests",
+    // A relay's queue: "Request timed out waiting for concurrency slot".
+    "concurrency slot",
 ];
 
 /// One request larger than the whole window's limit ("on tokens per minute (TPM): Limit 7000,
@@ -1041,6 +1046,7 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
         "not allowed to use",
         "have access to the model",
         "access to the model",
+        "access to this model",
         "model access is denied",
         "on-demand throughput isn't supported",
         "is not supported for generatecontent",
@@ -1069,6 +1075,7 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
         "已下线",
         "已下線",
         "no available channel",
+        "no available channels",
         "无可用渠道",
         "deployment for this resource does not exist",
         "model not exist",

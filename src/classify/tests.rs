@@ -5482,6 +5482,48 @@ fn tools_thinking_and_sdk_texts() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn launch_days_and_wrapped_sdk_errors() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A relay without a channel for the model, in English as in Chinese; a model kept for
+        // approved organizations; a region the model has not reached yet.
+        (
+            503,
+            r#"{"error":{"message":"No available channels for model gemini-2.5-flash-image in group default (request id: )","type":"new_api_error"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            403,
+            r#"{"type":"error","error":{"type":"permission_error","message":"Your organization does not have access to claude-opus-5-preview. Access to this model is currently limited to approved organizations."}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"code":400,"message":"Gemini 3.5 Pro Preview is not yet available in region asia-southeast1. Use the global endpoint.","status":"FAILED_PRECONDITION"}}"#,
+            ModelUnavailable,
+        ),
+        // JavaScript's `cause` beside a wrapper's message; openai-python's "error code: 524"
+        // at the end of a text.
+        (
+            500,
+            r#"{"message": "LLM provider error", "cause": "openai.AuthenticationError: Error code: 401 - {'error': {'message': 'Incorrect API key provided: sk-proj-****Xq2M.', 'type': 'invalid_request_error', 'code': 'invalid_api_key'}}"}"#,
+            Auth,
+        ),
+        (
+            500,
+            r#"{"error": "openai.InternalServerError: error code: 524", "provider": "openai-compatible"}"#,
+            Timeout,
+        ),
+        // One field's length in characters is not a context window.
+        (
+            400,
+            r#"{"error": "BadRequestError: 400 Invalid 'messages[2].content': string too long. Expected a string with maximum length 10485760, but got a string with length 13229104 instead."}"#,
+            BadRequest,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(

@@ -318,11 +318,21 @@ fn settle(
     verdict
 }
 
-/// An error event's payload inside a 200 stream, classified (not counted).
-pub fn stream_verdict(cx: &Cx<'_>, payload: &[u8]) -> Verdict {
+/// An error event's payload inside a 200 stream, classified (not counted). An AWS exception's
+/// name (`throttlingException`) is read as its non-stream answers carry it, the
+/// `x-amzn-errortype` header.
+pub fn stream_verdict(cx: &Cx<'_>, payload: &[u8], exception: Option<&str>) -> Verdict {
+    let named;
+    let headers: &[(&str, &str)] = match exception {
+        Some(name) => {
+            named = [("x-amzn-errortype", name)];
+            &named
+        }
+        None => &[],
+    };
     let answer = Answer {
         status: 200,
-        headers: &[],
+        headers,
         body: payload,
         code_details: None,
         now_unix_ms: cx.now(),

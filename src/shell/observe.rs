@@ -5,6 +5,14 @@ use crate::inflate::{Encoding, Inflater, MAX_OBSERVED_BYTES};
 use crate::sse::{SseFinding, SseScanner, Usage};
 use crate::usage::UsageTail;
 
+/// An error event a stream carried: its data, and the exception it names when it is one of
+/// AWS's (`event: throttlingException`), which says what its payload (often only a message)
+/// does not.
+pub struct ErrorEvent {
+    pub payload: Vec<u8>,
+    pub exception: Option<String>,
+}
+
 /// An event stream's scanner, fed decoded bytes.
 pub struct StreamObserver {
     scanner: SseScanner,
@@ -19,23 +27,14 @@ impl StreamObserver {
         }
     }
 
-    /// Feeds the next chunk as received; returns the payloads of the error events it completed.
-    pub fn feed(&mut self, chunk: &[u8], end: bool) -> Vec<Vec<u8>> {
+    /// Feeds the next chunk as received; returns the error events it completed.
+    pub fn feed(&mut self, chunk: &[u8], end: bool) -> Vec<ErrorEvent> {
         let mut errors = Vec::new();
         let mut collect = |finding: SseFinding| match finding {
-            // An exception's name is its class (`throttlingException`), and its payload often
-            // only a message: the event goes to the classifier whole.
-            SseFinding::Error {
-                event: Some(name),
+            SseFinding::Error { event, payload, .. } => errors.push(ErrorEvent {
                 payload,
-                ..
-            } if name.ends_with("Exception") => {
-                let mut event = format!("event: {name}\ndata: ").into_bytes();
-                event.extend_from_slice(&payload);
-                event.extend_from_slice(b"\n\n");
-                errors.push(event);
-            }
-            SseFinding::Error { payload, .. } => errors.push(payload),
+                exception: event.filter(|name| name.ends_with("Exception")),
+            }),
         };
         let scanner = &mut self.scanner;
         match &mut self.inflater {

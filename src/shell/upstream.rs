@@ -7,7 +7,7 @@
 
 use super::apply::{apply, coarse_now_ms, HostClock};
 use super::count::{self, Position, Streaming};
-use super::observe::{JsonObserver, StreamObserver};
+use super::observe::{ErrorEvent, JsonObserver, StreamObserver};
 use super::{holds, host, identity, meter, raw, requests, Plugin};
 use crate::attempt::{EndFacts, Ending};
 use crate::classify::{Answer, ErrorClass, Verdict};
@@ -357,11 +357,11 @@ impl UpstreamContext {
 
     /// An error event inside a stream whose start already reached the client: counted and fed
     /// to the model's health, never retried.
-    fn stream_error(&self, payload: &[u8]) {
+    fn stream_error(&self, event: &ErrorEvent) {
         let plugin = &self.plugin;
         let clock = HostClock::default();
         let cx = plugin.cx(&clock);
-        let verdict = attempt::stream_verdict(&cx, payload);
+        let verdict = attempt::stream_verdict(&cx, &event.payload, event.exception.as_deref());
         plugin
             .metrics
             .increment(Counter::StreamErrors(self.slot, verdict.class));
@@ -470,8 +470,8 @@ impl UpstreamContext {
                 self.judge_error(&decoded(encoding, &body, cap), &headers);
             }
             Answering::Stream(mut observer) => {
-                for payload in observer.feed(&[], true) {
-                    self.stream_error(&payload);
+                for event in observer.feed(&[], true) {
+                    self.stream_error(&event);
                 }
                 self.count_tokens(observer.usage());
             }
@@ -479,8 +479,8 @@ impl UpstreamContext {
                 // Trailers while the start was held: release what there is.
                 holds::forget(self.context_id);
                 self.succeeded();
-                for payload in observer.feed(&[], true) {
-                    self.stream_error(&payload);
+                for event in observer.feed(&[], true) {
+                    self.stream_error(&event);
                 }
                 self.count_tokens(observer.usage());
             }
@@ -602,13 +602,14 @@ impl UpstreamContext {
             StartStep::Release => self.release_to_stream(!released),
             StartStep::JudgeOpeningError => {
                 holds::forget(self.context_id);
-                let payload = errors.first().map(Vec::as_slice).unwrap_or_default();
-                self.judge_opening_error(payload);
+                if let Some(event) = errors.first() {
+                    self.judge_opening_error(event);
+                }
                 return Action::Continue;
             }
         }
-        for payload in errors {
-            self.stream_error(&payload);
+        for event in &errors {
+            self.stream_error(event);
         }
         Action::Continue
     }
@@ -616,11 +617,11 @@ impl UpstreamContext {
     /// A held stream whose first event is an error: judged like an error answer. If Envoy
     /// re-sends, this attempt's end is not a cut; if it cannot, the client gets the stream as
     /// the upstream sent it, still observed for usage.
-    fn judge_opening_error(&mut self, payload: &[u8]) {
+    fn judge_opening_error(&mut self, event: &ErrorEvent) {
         let plugin = Rc::clone(&self.plugin);
         let clock = HostClock::default();
         let cx = plugin.cx(&clock);
-        let verdict = attempt::stream_verdict(&cx, payload);
+        let verdict = attempt::stream_verdict(&cx, &event.payload, event.exception.as_deref());
         plugin
             .metrics
             .increment(Counter::Responses(self.slot, verdict.class));
@@ -1005,9 +1006,8 @@ impl HttpContext for UpstreamContext {
             Answering::Stream(observer) => {
                 let chunk =
                     host::buffer(BufferType::HttpResponseBody, 0, body_size).unwrap_or_default();
-                let errors = observer.feed(&chunk, end_of_stream);
-                for payload in errors {
-                    self.stream_error(&payload);
+                for event in observer.feed(&chunk, end_of_stream) {
+                    self.stream_error(&event);
                 }
                 if end_of_stream {
                     self.complete = true;

@@ -18,6 +18,9 @@ pub(super) const STRONG_ANCHORS: &[&str] = &[
     "reset after",
     "请在",
     "请于",
+    // "将在 12 分钟后重置" (resets in 12 minutes).
+    "将在",
+    "將在",
     "请",
     "等待",
 ];
