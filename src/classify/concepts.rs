@@ -2188,8 +2188,13 @@ const GUARD_ACTED: &[&str] = &[
 /// A content word with a safety word ("the input was flagged by moderation", "内容违规"), or a
 /// guardrail that acted ("Violated guardrail policy").
 pub fn refusal(message: &str) -> Option<String> {
-    // "Your request was blocked because you are sending too many requests": a rate.
-    if rate_window(message) || has_phrase(message, "too many requests") {
+    // "Your request was blocked because you are sending too many requests": a rate. "does not
+    // comply with the Fair Usage Policy, and your request frequency has been limited": a volume.
+    if rate_window(message)
+        || ["too many requests", "fair usage", "fair use"]
+            .iter()
+            .any(|p| has_phrase(message, p))
+    {
         return None;
     }
     // "Request body violates schema", "Unrecognized request argument supplied: moderation": a

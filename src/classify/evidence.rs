@@ -286,9 +286,24 @@ impl Evidence {
         }
     }
 
+    /// Reads one JSON object of an answer: its error envelopes, its own fields, then what the
+    /// answer says of itself.
     fn read_object(&mut self, map: &Map<String, Value>, depth: usize) {
-        // `{"error": {...}}`, `{"error": "text"}`, Tencent `{"Response": {"Error": {...}}}`,
-        // OpenAI Responses API `{"response": {"error": {...}}}` (response.failed).
+        for read in ENVELOPES {
+            read(self, map, depth);
+        }
+        self.mark_error_fields(map);
+        self.read_top_level_fields(map, depth);
+        self.read_failed_task(map, depth);
+        for read in INSIDE_ANSWERS {
+            read(self, map, depth);
+        }
+        self.read_completion(map);
+    }
+
+    /// `{"error": {...}}`, `{"error": "text"}`, Tencent `{"Response": {"Error": {...}}}`,
+    /// OpenAI Responses API `{"response": {"error": {...}}}` (response.failed).
+    fn read_error_key(&mut self, map: &Map<String, Value>, depth: usize) {
         let envelope = map
             .get("error")
             .or_else(|| map.get("Response").and_then(|r| r.get("Error")))
@@ -303,9 +318,20 @@ impl Evidence {
             // A stream event that wraps its payload: `{"type": ..., "data": {"error": {...}}}`.
             .or_else(|| map.get("data").and_then(|d| d.get("error")));
         match envelope {
-            // `"error": {}` (a fine-tuning job that succeeded) holds no error.
-            Some(Value::Object(error)) if !error.is_empty() => {
+            // `"error": {}` (a fine-tuning job that succeeded) holds no error, nor `"error":
+            // {"code": 0, "message": ""}` beside a completion.
+            Some(Value::Object(error)) if !holds_nothing(error) => {
                 self.has_error_envelope = true;
+                // A relay's doubled envelope: `{"error": {"error": {"message": ..., "code":
+                // 402}}}`.
+                match error.get("error") {
+                    Some(Value::Object(inner))
+                        if depth < MAX_NESTING && !error.contains_key("message") =>
+                    {
+                        self.read_error_object(inner, depth + 1);
+                    }
+                    _ => {}
+                }
                 self.read_error_object(error, depth);
             }
             Some(Value::String(message)) if !message.is_empty() => {
@@ -324,8 +350,11 @@ impl Evidence {
             }
             _ => {}
         }
-        // NAVER CLOVA Studio: `{"status": {"code": "40003", "message": "..."}}`.
-        // Its successes say `{"status": {"code": "20000", "message": "OK"}}`.
+    }
+
+    /// NAVER CLOVA Studio: `{"status": {"code": "40003", "message": "..."}}`.
+    /// Its successes say `{"status": {"code": "20000", "message": "OK"}}`.
+    fn read_status_object(&mut self, map: &Map<String, Value>, depth: usize) {
         if let Some(Value::Object(status)) = map.get("status") {
             let succeeded = status
                 .get("code")
@@ -336,12 +365,15 @@ impl Evidence {
                 self.read_error_object(status, depth);
             }
         }
-        // FastAPI's `HTTPException` with an object for `detail` (ElevenLabs:
-        // `{"detail": {"status": "quota_exceeded", "message": "..."}}`).
-        // A whole provider body inside `detail` (a gateway's `{"detail": {"type": "error",
-        // "error": {...}}}`) is read as a body.
-        // FastAPI's validation errors (and guards that borrow their shape): `{"detail": [{"loc":
-        // [...], "msg": "...", "type": "..."}]}`.
+    }
+
+    /// FastAPI's `HTTPException` with an object for `detail` (ElevenLabs:
+    /// `{"detail": {"status": "quota_exceeded", "message": "..."}}`).
+    /// A whole provider body inside `detail` (a gateway's `{"detail": {"type": "error",
+    /// "error": {...}}}`) is read as a body.
+    /// FastAPI's validation errors (and guards that borrow their shape): `{"detail": [{"loc":
+    /// [...], "msg": "...", "type": "..."}]}`.
+    fn read_detail(&mut self, map: &Map<String, Value>, depth: usize) {
         match map.get("detail") {
             Some(Value::Array(items)) => {
                 for item in items.iter().take(MAX_ITEMS) {
@@ -363,7 +395,10 @@ impl Evidence {
             }
             _ => {}
         }
-        // iFlytek Spark: `{"header": {"code": 10003, "message": "...", "sid": ...}}` (0: success).
+    }
+
+    /// iFlytek Spark: `{"header": {"code": 10003, "message": "...", "sid": ...}}` (0: success).
+    fn read_header(&mut self, map: &Map<String, Value>, depth: usize) {
         if let Some(Value::Object(header)) = map.get("header") {
             let failed = failing_code(header, "code").is_some();
             if failed && header.get("message").is_some_and(Value::is_string) {
@@ -371,8 +406,11 @@ impl Evidence {
                 self.read_error_object(header, depth);
             }
         }
-        // MiniMax: `{"base_resp": {"status_code": 1008, "status_msg": "insufficient balance"}}`
-        // (0: success), beside or instead of the answer.
+    }
+
+    /// MiniMax: `{"base_resp": {"status_code": 1008, "status_msg": "insufficient balance"}}`
+    /// (0: success), beside or instead of the answer.
+    fn read_base_resp(&mut self, map: &Map<String, Value>, _: usize) {
         if let Some(Value::Object(base)) = map.get("base_resp") {
             let failed = failing_code(base, "status_code");
             if let (Some(code), Some(Value::String(message))) = (failed, base.get("status_msg")) {
@@ -381,10 +419,13 @@ impl Evidence {
                 self.push_code("base_resp.status_code", code);
             }
         }
-        // Cloudflare's API envelope (`{"errors": [{"code": 3036, "message": "..."}], "success":
-        // false}`) and GraphQL-style `errors` lists: each entry is an error object.
-        // One error as an object under `errors` (`{"errors": {"message": "..."}}`); not a
-        // batch's list of its lines' errors (`{"errors": {"object": "list", "data": [...]}}`).
+    }
+
+    /// Cloudflare's API envelope (`{"errors": [{"code": 3036, "message": "..."}], "success":
+    /// false}`) and GraphQL-style `errors` lists: each entry is an error object.
+    /// One error as an object under `errors` (`{"errors": {"message": "..."}}`); not a
+    /// batch's list of its lines' errors (`{"errors": {"object": "list", "data": [...]}}`).
+    fn read_errors(&mut self, map: &Map<String, Value>, depth: usize) {
         match map.get("errors") {
             Some(Value::Array(list)) => {
                 for error in list.iter().take(MAX_ITEMS) {
@@ -412,8 +453,11 @@ impl Evidence {
             }
             _ => {}
         }
-        // A proxy that passes the upstream's answer on as a string beside its own words:
-        // `{"error": "upstream_error", "upstream_status": 429, "upstream_body": "{...}"}`.
+    }
+
+    /// A proxy that passes the upstream's answer on as a string beside its own words:
+    /// `{"error": "upstream_error", "upstream_status": 429, "upstream_body": "{...}"}`.
+    fn read_upstream_body(&mut self, map: &Map<String, Value>, depth: usize) {
         if depth < MAX_NESTING {
             if let Some(Value::String(text)) = map.get("upstream_body") {
                 self.read_embedded(text, depth);
@@ -422,8 +466,11 @@ impl Evidence {
                 }
             }
         }
-        // OpenRouter: an upstream's failure inside a 200 completion, `{"choices": [{"finish_reason":
-        // "error", "error": {"code": 429, "message": "..."}}]}`.
+    }
+
+    /// OpenRouter: an upstream's failure inside a 200 completion, `{"choices": [{"finish_reason":
+    /// "error", "error": {"code": 429, "message": "..."}}]}`.
+    fn read_choice_errors(&mut self, map: &Map<String, Value>, depth: usize) {
         if let Some(list) = map.get("choices").and_then(Value::as_array) {
             for choice in list.iter().take(MAX_ITEMS) {
                 if let Some(Value::Object(error)) = choice.get("error") {
@@ -432,8 +479,11 @@ impl Evidence {
                 }
             }
         }
-        // Korean and Japanese enterprise envelopes: `{"resultCode": "E429", "resultMsg": "..."}`
-        // (`"0"`, `"00"`, `"SUCCESS"`: success).
+    }
+
+    /// Korean and Japanese enterprise envelopes: `{"resultCode": "E429", "resultMsg": "..."}`
+    /// (`"0"`, `"00"`, `"SUCCESS"`: success).
+    fn read_result_code(&mut self, map: &Map<String, Value>, _: usize) {
         if let Some(code) = map.get("resultCode").and_then(code_text) {
             let message = ["resultMsg", "resultMessage"]
                 .iter()
@@ -444,8 +494,11 @@ impl Evidence {
                 self.push_message(message);
             }
         }
-        // Bedrock's stream exceptions as its SDKs hand them over: `{"throttlingException":
-        // {"message": "Too many tokens ..."}}`, `{"modelStreamErrorException": {...}}`.
+    }
+
+    /// Bedrock's stream exceptions as its SDKs hand them over: `{"throttlingException":
+    /// {"message": "Too many tokens ..."}}`, `{"modelStreamErrorException": {...}}`.
+    fn read_stream_exception(&mut self, map: &Map<String, Value>, depth: usize) {
         if map.len() == 1 {
             if let Some((name, Value::Object(exception))) = map.iter().next() {
                 if name.ends_with("Exception") && exception.contains_key("message") {
@@ -455,18 +508,24 @@ impl Evidence {
                 }
             }
         }
-        // Coze: a chat that failed, `{"status": "failed", "last_error": {"code": 4028, "msg":
-        // "..."}}` (`code: 0` on success). Not OpenAI's runs (`"last_error": {"code":
-        // "rate_limit_exceeded"}`): a run fetched by its id is a job's state, and the call that
-        // fetched it succeeded.
+    }
+
+    /// Coze: a chat that failed, `{"status": "failed", "last_error": {"code": 4028, "msg":
+    /// "..."}}` (`code: 0` on success). Not OpenAI's runs (`"last_error": {"code":
+    /// "rate_limit_exceeded"}`): a run fetched by its id is a job's state, and the call that
+    /// fetched it succeeded.
+    fn read_last_error(&mut self, map: &Map<String, Value>, depth: usize) {
         if let Some(Value::Object(last)) = map.get("last_error") {
             if failing_code(last, "code").is_some() {
                 self.has_error_envelope = true;
                 self.read_error_object(last, depth);
             }
         }
-        // Alibaba Cloud's API envelope: `{"RequestId": ..., "Code": "SignatureDoesNotMatch",
-        // "Message": "..."}`.
+    }
+
+    /// Alibaba Cloud's API envelope: `{"RequestId": ..., "Code": "SignatureDoesNotMatch",
+    /// "Message": "..."}`.
+    fn read_cloud_api_error(&mut self, map: &Map<String, Value>, _: usize) {
         if let (Some(code), Some(Value::String(text))) =
             (map.get("Code").and_then(code_text), map.get("Message"))
         {
@@ -476,15 +535,21 @@ impl Evidence {
                 self.push_message(text);
             }
         }
-        // Apigee's fault: `{"fault": {"faultstring": "Rate limit quota violation. Quota limit
-        // 50000 exceeded for interval 1 day.", "detail": {"errorcode": "policies.ratelimit.
-        // QuotaViolation"}}}`. Its words only: the policy's code names the same "rate limit
-        // quota" whatever the interval.
+    }
+
+    /// Apigee's fault: `{"fault": {"faultstring": "Rate limit quota violation. Quota limit
+    /// 50000 exceeded for interval 1 day.", "detail": {"errorcode": "policies.ratelimit.
+    /// QuotaViolation"}}}`. Its words only: the policy's code names the same "rate limit
+    /// quota" whatever the interval.
+    fn read_fault(&mut self, map: &Map<String, Value>, _: usize) {
         if let Some(Value::String(text)) = map.get("fault").and_then(|f| f.get("faultstring")) {
             self.has_error_envelope = true;
             self.push_message(text);
         }
-        // The Vercel AI SDK's UI stream: `{"type": "error", "errorText": "..."}`.
+    }
+
+    /// The Vercel AI SDK's UI stream: `{"type": "error", "errorText": "..."}`.
+    fn read_error_text(&mut self, map: &Map<String, Value>, _: usize) {
         if let (Some("error"), Some(Value::String(text))) = (
             map.get("type").and_then(Value::as_str),
             map.get("errorText"),
@@ -492,9 +557,12 @@ impl Evidence {
             self.has_error_envelope = true;
             self.push_message(text);
         }
-        // Top-level fields: Anthropic's `type: error`, DashScope/SiliconFlow `code`+`message`,
-        // Baidu `error_code`+`error_msg`, TGI `error_type`, Bedrock/Cohere `message`, FastAPI
-        // `detail`, xAI `code`+`error`.
+    }
+
+    /// Top-level fields: Anthropic's `type: error`, DashScope/SiliconFlow `code`+`message`,
+    /// Baidu `error_code`+`error_msg`, TGI `error_type`, Bedrock/Cohere `message`, FastAPI
+    /// `detail`, xAI `code`+`error`.
+    fn mark_error_fields(&mut self, map: &Map<String, Value>) {
         if map.get("type").and_then(Value::as_str) == Some("error") {
             self.has_error_envelope = true;
         }
@@ -590,9 +658,12 @@ impl Evidence {
         {
             self.has_error_envelope = true;
         }
-        // A body embedded in the wrapper's own words (FastAPI's `{"detail": "openai.
-        // BadRequestError: Error code: 400 - {...}"}`): its codes outrank the wrapper's. Also
-        // JavaScript's `cause` beside the wrapper's message ("LLM provider error").
+    }
+
+    /// A body embedded in the wrapper's own words (FastAPI's `{"detail": "openai.
+    /// BadRequestError: Error code: 400 - {...}"}`): its codes outrank the wrapper's. Also
+    /// JavaScript's `cause` beside the wrapper's message ("LLM provider error").
+    fn read_top_level_fields(&mut self, map: &Map<String, Value>, depth: usize) {
         if depth < MAX_NESTING {
             for field in ["message", "detail", "msg", "err", "cause"] {
                 if let Some(Value::String(text)) = map.get(field) {
@@ -634,10 +705,14 @@ impl Evidence {
                 self.push_message(message);
             }
         }
-        // A task or job that failed says why in a field of its own (`"failure"`,
-        // `"failure_reason"`, `"task_status_msg"`), an `error` string (RunPod, the upstream's
-        // body as JSON) or `details.error`; one that ran out of time has only its status
-        // (`"status": "TIMED_OUT"`).
+    }
+
+    /// A task or job that failed says why in a field of its own (`"failure"`,
+    /// `"failure_reason"`, `"task_status_msg"`), an `error` string (RunPod, the upstream's
+    /// body as JSON) or `details.error`; one that ran out of time has only its status
+    /// (`"status": "TIMED_OUT"`).
+    fn read_failed_task(&mut self, map: &Map<String, Value>, depth: usize) {
+        let failed = says_failed(map);
         let timed_out = timed_out(map);
         if timed_out || failed {
             let details = map.get("details").and_then(|d| d.get("error"));
@@ -658,9 +733,12 @@ impl Evidence {
                 self.push_code("status", "timed_out".to_owned());
             }
         }
-        // A task's result that failed, one level down: DashScope's `{"output": {"task_status":
-        // "FAILED", "code": ..., "message": ...}}`, task APIs' `{"data": {"status": "failed",
-        // "error": ...}}`.
+    }
+
+    /// A task's result that failed, one level down: DashScope's `{"output": {"task_status":
+    /// "FAILED", "code": ..., "message": ...}}`, task APIs' `{"data": {"status": "failed",
+    /// "error": ...}}`.
+    fn read_failed_inner(&mut self, map: &Map<String, Value>, depth: usize) {
         if depth < MAX_NESTING {
             for field in ["output", "data"] {
                 if let Some(Value::Object(inner)) = map.get(field) {
@@ -670,13 +748,20 @@ impl Evidence {
                 }
             }
         }
+    }
+
+    /// A stop reason that is a refusal or a failure (`REFUSED_STOPS`, `FAILED_STOPS`).
+    fn read_refused_stop(&mut self, map: &Map<String, Value>, depth: usize) {
         if let Some((field, reason)) = refused_stop(map, depth == 0) {
             self.has_error_envelope = true;
             self.push_code(field, reason.to_owned());
         }
-        // watsonx.ai: a generation not performed because its HAP or PII moderation flagged the
-        // text: `{"results": [{"generated_text": "", "moderations": {"hap": [{"input": true,
-        // ...}]}}]}`.
+    }
+
+    /// watsonx.ai: a generation not performed because its HAP or PII moderation flagged the
+    /// text: `{"results": [{"generated_text": "", "moderations": {"hap": [{"input": true,
+    /// ...}]}}]}`.
+    fn read_moderations(&mut self, map: &Map<String, Value>, _: usize) {
         let moderated = map
             .get("results")
             .and_then(Value::as_array)
@@ -701,10 +786,13 @@ impl Evidence {
             self.has_error_envelope = true;
             self.push_code("results.moderations", "moderation".to_owned());
         }
-        // Vertex's image and video models report what their safety filters withheld:
-        // `raiMediaFilteredReasons` (Veo, inside an operation's `response`) and Imagen's
-        // predictions' `raiFilteredReason`.
-        // The Gemini API nests Veo's under `response.generateVideoResponse`.
+    }
+
+    /// Vertex's image and video models report what their safety filters withheld:
+    /// `raiMediaFilteredReasons` (Veo, inside an operation's `response`) and Imagen's
+    /// predictions' `raiFilteredReason`.
+    /// The Gemini API nests Veo's under `response.generateVideoResponse`.
+    fn read_filtered_media(&mut self, map: &Map<String, Value>, _: usize) {
         let response = map.get("response").and_then(Value::as_object);
         let media = response
             .and_then(|r| r.get("generateVideoResponse"))
@@ -727,17 +815,23 @@ impl Evidence {
             self.push_code("raiFilteredReason", "content_filtered".to_owned());
             self.push_message(reason);
         }
-        // A task's status that is a refusal (BFL's `"status": "Content Moderated"` and
-        // "Request Moderated"), where an answer would be.
+    }
+
+    /// A task's status that is a refusal (BFL's `"status": "Content Moderated"` and
+    /// "Request Moderated"), where an answer would be.
+    fn read_moderated_status(&mut self, map: &Map<String, Value>, _: usize) {
         if let Some(Value::String(status)) = map.get("status") {
             if status.len() <= 64 && concepts::refusal(&normalize(status)).is_some() {
                 self.has_error_envelope = true;
                 self.push_message(status);
             }
         }
-        // OpenAI refuses a structured answer in `refusal` (`message.refusal`, stream deltas'
-        // `delta.refusal`; the Responses API's `response.refusal.delta` events); an empty or
-        // null `refusal` is every ordinary answer's.
+    }
+
+    /// OpenAI refuses a structured answer in `refusal` (`message.refusal`, stream deltas'
+    /// `delta.refusal`; the Responses API's `response.refusal.delta` events); an empty or
+    /// null `refusal` is every ordinary answer's.
+    fn read_refusal(&mut self, map: &Map<String, Value>, _: usize) {
         let choices = map.get("choices").and_then(Value::as_array);
         let refused = choices.into_iter().flatten().take(MAX_ITEMS).any(|c| {
             ["delta", "message"].iter().any(|k| {
@@ -754,7 +848,11 @@ impl Evidence {
             self.has_error_envelope = true;
             self.push_code("refusal", "refusal".to_owned());
         }
-        // OpenRouter ends a stream that failed midway with `finish_reason: "error"`.
+    }
+
+    /// OpenRouter ends a stream that failed midway with `finish_reason: "error"`.
+    fn read_failed_stop(&mut self, map: &Map<String, Value>, _: usize) {
+        let choices = map.get("choices").and_then(Value::as_array);
         let failed_stop = choices
             .into_iter()
             .flatten()
@@ -764,6 +862,12 @@ impl Evidence {
             self.has_error_envelope = true;
             self.push_code("finish_reason", "error".to_owned());
         }
+    }
+
+    /// The completion's text: a gateway that blocks a request as a completion under an
+    /// error status gives its reason there.
+    fn read_completion(&mut self, map: &Map<String, Value>) {
+        let choices = map.get("choices").and_then(Value::as_array);
         if self.completion.is_none() {
             let content = choices
                 .and_then(|c| c.first())
@@ -776,8 +880,11 @@ impl Evidence {
                 .map(str::to_owned);
             self.unsigned_completion = self.completion.is_some() && unsigned(map);
         }
-        // Gemini answers 200 with `promptFeedback.blockReason` and no candidates when it blocks
-        // a prompt.
+    }
+
+    /// Gemini answers 200 with `promptFeedback.blockReason` and no candidates when it blocks
+    /// a prompt.
+    fn read_blocked_prompt(&mut self, map: &Map<String, Value>, _: usize) {
         if let Some(reason) = map
             .get("promptFeedback")
             .and_then(|f| f.get("blockReason"))
@@ -1093,6 +1200,52 @@ fn says_failed(map: &Map<String, Value>) -> bool {
         .iter()
         .any(|k| word(k))
 }
+
+/// Whether an error object says nothing: empty, or only zero codes and empty texts (`{"code":
+/// 0, "message": ""}`, which some servers put beside every success).
+fn holds_nothing(error: &Map<String, Value>) -> bool {
+    error.values().all(|v| match v {
+        Value::Null => true,
+        Value::String(s) => s.trim().is_empty() || s.trim() == "0",
+        Value::Number(n) => n.as_i64() == Some(0),
+        _ => false,
+    })
+}
+
+/// A reader of one shape of envelope or field, given the object and its nesting depth.
+type Reader = fn(&mut Evidence, &Map<String, Value>, usize);
+
+/// Error envelopes, each a provider's or a family's, read in this order (the first code and
+/// the first inner status read win).
+const ENVELOPES: &[Reader] = &[
+    Evidence::read_error_key,
+    Evidence::read_status_object,
+    Evidence::read_detail,
+    Evidence::read_header,
+    Evidence::read_base_resp,
+    Evidence::read_errors,
+    Evidence::read_upstream_body,
+    Evidence::read_choice_errors,
+    Evidence::read_result_code,
+    Evidence::read_stream_exception,
+    Evidence::read_last_error,
+    Evidence::read_cloud_api_error,
+    Evidence::read_fault,
+    Evidence::read_error_text,
+];
+
+/// What an answer (or a task's state) says of itself: a failed result one level down, stop
+/// reasons, moderation results, refusals, blocked prompts.
+const INSIDE_ANSWERS: &[Reader] = &[
+    Evidence::read_failed_inner,
+    Evidence::read_refused_stop,
+    Evidence::read_moderations,
+    Evidence::read_filtered_media,
+    Evidence::read_moderated_status,
+    Evidence::read_refusal,
+    Evidence::read_failed_stop,
+    Evidence::read_blocked_prompt,
+];
 
 /// The code under `key` of an envelope whose code 0 means success, when it is another whole
 /// number (`-1`, `40001`, `"10003"`); words such as `"ok"` or `"SUCCESS"` are not failures.

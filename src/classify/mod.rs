@@ -725,6 +725,17 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
         "资源包余量已用尽",
         "账户余额",
         "请充值",
+        // Arrears in Russian ("заблокировано из-за задолженности").
+        "задолженност",
+        // Add credits in pt, es, fr, it, de, id.
+        "adicione créditos",
+        "adicionar créditos",
+        "añade créditos",
+        "agrega créditos",
+        "ajoutez des crédits",
+        "aggiungi crediti",
+        "guthaben aufladen",
+        "tambahkan kredit",
     ];
     const CONTEXT: &[&str] = &[
         "maximum context length",
@@ -1047,6 +1058,7 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
         "have access to the model",
         "access to the model",
         "access to this model",
+        "access to model",
         "model access is denied",
         "on-demand throughput isn't supported",
         "is not supported for generatecontent",
@@ -1504,6 +1516,17 @@ fn specific_code(evidence: &Evidence, now_unix_ms: u64, status: u16) -> Option<D
             if *class == ErrorClass::Auth && code.value.contains("permission") {
                 if let Some(m) = messages.iter().find_map(|m| concepts::model_missing(m)) {
                     return Some((ErrorClass::ModelUnavailable, format!("{reason}, {m}")));
+                }
+            }
+            // A permission code over a rate ("Too many requests: 61 requests in the last 60
+            // seconds", "would exceed the rate limit for your organization of 50 requests per
+            // minute"): a refused key states no window; waiting helps.
+            if *class == ErrorClass::Auth {
+                let rate = ["too many requests", "rate limit"]
+                    .iter()
+                    .find(|p| messages.iter().any(|m| has_phrase(m, p)));
+                if let Some(p) = rate.filter(|_| concepts::short_window_in(messages)) {
+                    return Some((ErrorClass::RateLimited, format!("{reason}, \"{p}\"")));
                 }
             }
             // A rate code over the provider's load ("The engine is currently overloaded",
@@ -2253,8 +2276,10 @@ fn adjust_quota_window(
         } else {
             concepts::allowance_used_up_in
         };
+        // "max_tokens (32768) + prompt tokens (104772) exceeds model limit of 131072": a size.
+        let size = || prompt_too_large(evidence).is_some();
         if let (None, false) = (wait_ms, google) {
-            if let Some(p) = used_up(&evidence.messages) {
+            if let Some(p) = used_up(&evidence.messages).filter(|_| !size()) {
                 return (
                     ErrorClass::QuotaExhausted,
                     format!("{reason}, {p} with no wait stated"),

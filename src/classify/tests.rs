@@ -5524,6 +5524,77 @@ fn launch_days_and_wrapped_sdk_errors() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn servers_that_mimic_badly_and_other_languages() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A relay's doubled envelope; an error object that says nothing beside a completion.
+        (
+            200,
+            r#"{"error":{"error":{"message":"Insufficient credits. Add more using https://openrouter.ai/settings/credits","code":402}},"data":null}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"id":"0f9c","object":"chat.completion","model":"jan-nano","choices":[{"index":0,"message":{"role":"assistant","content":"Hello."},"finish_reason":"stop"}],"usage":{"prompt_tokens":6,"completion_tokens":4,"total_tokens":10},"error":{"code":0,"message":""}}"#,
+            Ok,
+        ),
+        // A permission code over a stated per-minute rate; not over a refused key.
+        (
+            403,
+            r#"{"type":"error","error":{"type":"permission_error","message":"This request would exceed the rate limit for your organization of 50 requests per minute. Please retry in a few seconds."}}"#,
+            RateLimited,
+        ),
+        (
+            403,
+            r#"{"type":"error","error":{"type":"permission_error","message":"Your API key does not have permission to use the specified resource."}}"#,
+            Auth,
+        ),
+        (
+            401,
+            r#"{"error":{"message":"Your API key does not have access to model o1-pro. Request access from your administrator.","type":"invalid_request_error","param":"model","code":"unauthorized"}}"#,
+            ModelUnavailable,
+        ),
+        // Rate limits with their waits in Portuguese, French and Indonesian; arrears in
+        // Russian; credits to add in Portuguese.
+        (
+            429,
+            r#"{"erro":{"codigo":"limite_de_taxa","mensagem":"Limite de requisições excedido. Tente novamente em 12 segundos."}}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            r#"{"erreur":{"code":"rate_limit","message":"Limite de débit atteinte. Réessayez dans 8 secondes."}}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            r#"{"error":{"code":"rate_limit","message":"Batas permintaan terlampaui. Silakan coba lagi dalam 15 detik."}}"#,
+            RateLimited,
+        ),
+        (
+            403,
+            r#"{"error": {"grpcCode": 9, "httpCode": 403, "message": "Облако b1g4k7e2 заблокировано из-за задолженности. Пополните платёжный аккаунт.", "details": []}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            "Você atingiu o limite de mensagens do Codex. Para continuar usando o Codex, adicione créditos ou faça upgrade do seu plano.",
+            QuotaExhausted,
+        ),
+        // A fair-usage policy limits a volume, not content.
+        (
+            429,
+            r#"{"error":{"code":"1313","message":"Your account's current usage pattern does not comply with the Fair Usage Policy, and your request frequency has been limited."}}"#,
+            RateLimited,
+        ),
+    ]);
+    // A size over a model's limit under a server's failure is not an allowance used up (the
+    // code keeps its reading: the size does not outrank `overloaded_error`).
+    let size = r#"{"error":{"message":"max_tokens (32768) + prompt tokens (104772) exceeds model limit of 131072","type":"overloaded_error","code":"server_busy"}}"#;
+    assert_eq!(answer(503, &[], size).class, Overloaded);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn every_refused_stop_reason_reads_as_a_refusal() {
     for reason in super::evidence::REFUSED_STOPS {
         let body = format!(

@@ -21,6 +21,25 @@ pub(super) const STRONG_ANCHORS: &[&str] = &[
     // "将在 12 分钟后重置" (resets in 12 minutes).
     "将在",
     "將在",
+    // pt, es, fr, it, de, id, ru, vi: "Tente novamente em 12 segundos", "Réessayez dans 8
+    // secondes", "Silakan coba lagi dalam 15 detik".
+    "tente novamente em",
+    "tente de novo em",
+    "inténtalo de nuevo en",
+    "inténtelo de nuevo en",
+    "intente de nuevo en",
+    "vuelve a intentarlo en",
+    "réessayez dans",
+    "réessayer dans",
+    "riprova tra",
+    "riprovare tra",
+    "versuchen sie es in",
+    "erneut versuchen in",
+    "coba lagi dalam",
+    "повторите через",
+    "попробуйте через",
+    "попробуйте снова через",
+    "thử lại sau",
     "请",
     "等待",
 ];
@@ -143,8 +162,18 @@ pub(super) fn message_unit(s: &str) -> Option<(u128, &str)> {
         ("小时", NS_PER_H),
         ("天", NS_PER_DAY),
     ];
+    // Russian and Vietnamese ("через 12 секунд", "sau 30 giây").
+    const OTHER: [(&str, u128); 6] = [
+        ("секунд", NS_PER_S),
+        ("сек", NS_PER_S),
+        ("минут", NS_PER_MIN),
+        ("мин", NS_PER_MIN),
+        ("giây", NS_PER_S),
+        ("phút", NS_PER_MIN),
+    ];
     if let Some(found) = CJK
         .iter()
+        .chain(OTHER.iter())
         .find_map(|(u, ns)| s.strip_prefix(u).map(|rest| (*ns, rest)))
     {
         return Some(found);
@@ -158,6 +187,10 @@ pub(super) fn message_unit(s: &str) -> Option<(u128, &str)> {
         "h" | "hr" | "hrs" | "hour" | "hours" => NS_PER_H,
         // "try again in 4 days 2 hours 1 minute" (a plan's usage limit).
         "d" | "day" | "days" => NS_PER_DAY,
+        // pt, es, fr, it, de, id, vi ("giây", "phút" are not ASCII: read below).
+        "segundo" | "segundos" | "seconde" | "secondes" | "secondo" | "secondi" | "sekunde"
+        | "sekunden" | "detik" => NS_PER_S,
+        "minuto" | "minutos" | "minuti" | "minuten" | "menit" => NS_PER_MIN,
         _ => return None,
     };
     Some((ns, rest))

@@ -144,14 +144,17 @@ pub fn reset_header(value: &str, now_unix_ms: u64) -> Stated {
 /// is not read as a wait. The earliest plausible anchored wait in the message wins; `None` when
 /// the message states no wait, `Some(Nonsense)` when every wait it states is absurdly long.
 pub fn from_message(message: &str) -> Option<Stated> {
+    // Every wait this reads is written in ASCII digits.
+    if !message.bytes().any(|b| b.is_ascii_digit()) {
+        return None;
+    }
     // ASCII lowercasing keeps byte offsets, so positions in `lower` are valid in `message`.
     let lower = message.to_ascii_lowercase();
     let mut candidates: Vec<(usize, usize)> = STRONG_ANCHORS
         .iter()
         .flat_map(|anchor| {
-            lower
-                .match_indices(anchor)
-                .map(move |(i, a)| (i, i.saturating_add(a.len())))
+            crate::classify::occurrences(lower.as_bytes(), anchor.as_bytes())
+                .map(move |i| (i, i.saturating_add(anchor.len())))
         })
         .filter(|&(start, end)| {
             // Chinese anchors need no word boundary.
