@@ -1512,10 +1512,18 @@ fn http_status(value: &Value) -> Option<u16> {
     u16::try_from(n).ok().filter(|s| (400..=599).contains(s))
 }
 
-/// Whether a text reads as a sentence (four words or more, longer than 24 bytes), not a code
-/// or a name.
+/// Whether a text reads as a sentence (four words or more, or eight letters of a script written
+/// without spaces; longer than 24 bytes), not a code or a name.
 fn is_sentence(text: &str) -> bool {
-    text.len() > 24 && text.split_whitespace().nth(3).is_some()
+    // Chinese, Japanese and Thai write sentences without spaces: eight letters of a script
+    // other than Latin make one ("今月の無償枠を使い切りました").
+    let unspaced = || {
+        text.chars()
+            .filter(|c| !c.is_ascii() && c.is_alphabetic())
+            .nth(7)
+            .is_some()
+    };
+    text.len() > 24 && (text.split_whitespace().nth(3).is_some() || unspaced())
 }
 
 /// The first exception class named in a message (`ThrottlingException`), without its package.

@@ -5581,6 +5581,18 @@ fn servers_that_mimic_badly_and_other_languages() {
             "Você atingiu o limite de mensagens do Codex. Para continuar usando o Codex, adicione créditos ou faça upgrade do seu plano.",
             QuotaExhausted,
         ),
+        // Envelope keys in Japanese, its sentences without spaces: a month's free grant used up,
+        // an expression refused.
+        (
+            429,
+            r#"{"エラー": {"コード": "FREE_TIER_EXHAUSTED", "メッセージ": "今月の無償枠（3,000リクエスト）を使い切りました。有償プランへ切り替えるか、翌月までお待ちください。"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            400,
+            r#"{"エラー": {"コード": "CONTENT_FILTERED", "メッセージ": "入力に不適切な表現が含まれているため、リクエストを処理できませんでした。"}}"#,
+            ContentPolicy,
+        ),
         // A fair-usage policy limits a volume, not content.
         (
             429,
