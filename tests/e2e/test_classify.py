@@ -85,6 +85,12 @@ CASES = [
     # too many parallel requests "from this API key" (a rate, not a key refused).
     ("acme-3", 429, {}, {"error": {"message": "Закончились токены. Пополните баланс."}}, "quota_exhausted", None, True),
     ("acme-3", 429, {}, {"error": {"message": "Too many parallel requests from this API key"}}, "rate_limited", None, False),
+    # Written from the blind probe files of 2026-12-05's evening session: a permission code over a
+    # stated per-minute rate (a rate), openai-python's "error code: 524" ending a wrapper's text
+    # (a timeout), a model without thinking (not a request's value).
+    ("acme-2", 403, {}, {"type": "error", "error": {"type": "permission_error", "message": "This request would exceed the rate limit for your organization of 50 requests per minute. Please retry in a few seconds."}}, "rate_limited", None, False),
+    ("acme-3", 500, {}, {"error": "openai.InternalServerError: error code: 524"}, "timeout", None, False),
+    ("acme-2", 400, {}, {"type": "error", "error": {"type": "invalid_request_error", "message": "'claude-3-5-haiku-20241022' does not support thinking."}}, "model_unavailable", None, True),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
