@@ -65,9 +65,9 @@ pub struct Evidence {
     pub plain_line: bool,
     /// Whether the body is an HTML page: a web server's or a proxy's, never a model's.
     pub html_page: bool,
-    /// The text of a chat completion's first choice (raw, when short): what a gateway that blocks a request as
-    /// a completion ("Request contains forbidden content") says, read only under an error
-    /// status (`classify::evidence_of`).
+    /// The text of a chat completion's first choice (raw, when short): what a gateway that
+    /// blocks a request as a completion ("Request contains forbidden content") says, read only
+    /// under an error status (`classify::evidence_of`).
     pub completion: Option<String>,
     /// A gateway wrote the completion, not a model: it counts no tokens (`usage` all zero: a
     /// model that read a prompt counts it), or it has neither an `id` (an empty one is none) nor
@@ -1288,8 +1288,8 @@ pub(crate) const REFUSED_STOPS: &[&str] = &[
 /// `model_context_window_exceeded`, Mistral's `model_length` and Cohere v1's `ERROR_LIMIT` (the
 /// context ran out), DeepSeek's `insufficient_system_resource` and Zhipu's `network_error` (the
 /// provider's side failed), Cohere v1's bare `ERROR`, Gemini's `MALFORMED_FUNCTION_CALL` and
-/// `UNEXPECTED_TOOL_CALL` (a tool call the request's tools did not allow). `length` and `max_tokens` are the
-/// caller's own cap: a success.
+/// `UNEXPECTED_TOOL_CALL` (a tool call the request's tools did not allow). `length` and
+/// `max_tokens` are the caller's own cap: a success.
 pub(crate) const FAILED_STOPS: &[&str] = &[
     // Gemini's tool calls that came out wrong: the request's tools or mode do not fit.
     "malformed_function_call",

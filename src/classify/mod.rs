@@ -438,10 +438,10 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
     }
 }
 
-/// The decision of a code a table lists. A numeric code means what its provider's table says (Zhipu's 1301 is a refusal), and
-/// another provider may use the number for something else: where the words and the status agree
-/// on another class ("Tokens per minute limit exceeded" at 429 under `"code": "1301"`), they
-/// decide.
+/// The decision of a code a table lists. A numeric code means what its provider's table says
+/// (Zhipu's 1301 is a refusal), and another provider may use the number for something else:
+/// where the words and the status agree on another class ("Tokens per minute limit exceeded" at
+/// 429 under `"code": "1301"`), they decide.
 fn code_decides(
     class: ErrorClass,
     code: &evidence::Code,
@@ -1511,17 +1511,19 @@ fn specific_code(evidence: &Evidence, now_unix_ms: u64, status: u16) -> Option<D
         if let Some((_, class)) = found {
             let reason = format!("{}={}", code.field, code.value);
             let messages = &evidence.messages;
-            // A permission refused, and the message says it is the model's ("gemini-2.5-pro
-            // is not available on the free tier"): another model serves.
-            if *class == ErrorClass::Auth && code.value.contains("permission") {
-                if let Some(m) = messages.iter().find_map(|m| concepts::model_missing(m)) {
+            // A permission code is not always a refused key. The message may say the model is
+            // refused ("gemini-2.5-pro is not available on the free tier"): another model
+            // serves. Or it may state a rate ("Too many requests: 61 requests in the last 60
+            // seconds"): a refused key states no window; waiting helps.
+            if *class == ErrorClass::Auth {
+                let model = code
+                    .value
+                    .contains("permission")
+                    .then(|| messages.iter().find_map(|m| concepts::model_missing(m)))
+                    .flatten();
+                if let Some(m) = model {
                     return Some((ErrorClass::ModelUnavailable, format!("{reason}, {m}")));
                 }
-            }
-            // A permission code over a rate ("Too many requests: 61 requests in the last 60
-            // seconds", "would exceed the rate limit for your organization of 50 requests per
-            // minute"): a refused key states no window; waiting helps.
-            if *class == ErrorClass::Auth {
                 let rate = ["too many requests", "rate limit"]
                     .iter()
                     .find(|p| messages.iter().any(|m| has_phrase(m, p)));
