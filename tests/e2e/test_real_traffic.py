@@ -216,6 +216,9 @@ RELAY_COMPLETION = json.dumps({
     "choices": [{"index": 0, "message": {"role": "assistant", "content": "您的余额不足，请充值后再试"},
                  "finish_reason": "stop"}],
     "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}})
+# A relay's doubled envelope: the upstream's error object inside its own, nothing else (read as
+# a bare 200 error, an overload, without the inner object).
+DOUBLED = json.dumps({"error": {"error": {"message": "Daily request limit reached for model gpt-4o (500 requests per day). Resets at 00:00 UTC.", "code": 429}}, "data": None})
 # A completion a model did write, stopped because the context window filled (Mistral's
 # `model_length`): a failed stop, judged like a context overflow at 400.
 WINDOW_FULL = json.dumps({
@@ -228,8 +231,10 @@ WINDOW_FULL = json.dumps({
 @pytest.mark.parametrize("body, compress, reason", [(QIANFAN_DAILY, None, "quota_exhausted"),
                                                     (QIANFAN_DAILY, "gzip", "quota_exhausted"),
                                                     (RELAY_COMPLETION, None, "quota_exhausted"),
+                                                    (DOUBLED, None, "quota_exhausted"),
                                                     (WINDOW_FULL, None, "context_overflow")],
-                         ids=["plain", "compressed-anyway", "completion-no-model-wrote", "stopped-at-the-window"])
+                         ids=["plain", "compressed-anyway", "completion-no-model-wrote", "doubled-envelope",
+                              "stopped-at-the-window"])
 def test_an_error_inside_a_200_json_answer_falls_back_before_the_client_sees_it(fresh, mock, mock_b, body, compress, reason):
     """Relays and some providers answer 200 with the error inside (Baidu Qianfan's daily limit
     as `{"error_code": 17, ...}`, or a relay's "balance too low" as a completion with no id and
@@ -270,6 +275,32 @@ def test_an_error_inside_a_200_json_answer_falls_back_before_the_client_sees_it(
     assert r.text == long
     wait_for(lambda: envoy.metric("llm_fallback_responses", model="llama-3.1-8b", **{"class": "ok"}) == ok_before + 2, 5, "successes")
     wait_for(lambda: (envoy.metric("llm_fallback_tokens", model="llama-3.1-8b", direction="output") or 0) > tokens_before + 1200, 5, "tokens of both")
+
+
+# 200 answers judged whole that no other model would mend. Gemini's stop when the model wrote a
+# tool call the request's tools do not allow (the request's fault: every model would fail it);
+# a completion whose server adds an error object of zero code and no text (a success).
+GEMINI_BAD_TOOL_CALL = json.dumps({
+    "candidates": [{"content": {"parts": [{"text": ""}], "role": "model"}, "finishReason": "MALFORMED_FUNCTION_CALL", "index": 0}],
+    "usageMetadata": {"promptTokenCount": 412, "totalTokenCount": 412}, "modelVersion": "gemini-2.5-flash"})
+EMPTY_ERROR = json.dumps({
+    "id": "0f9c", "object": "chat.completion", "created": 1764892800, "model": "gpt-4o",
+    "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello."}, "finish_reason": "stop"}],
+    "usage": {"prompt_tokens": 6, "completion_tokens": 4, "total_tokens": 10}, "error": {"code": 0, "message": ""}})
+
+
+@pytest.mark.parametrize("body, klass", [(GEMINI_BAD_TOOL_CALL, "bad_request"), (EMPTY_ERROR, "ok")],
+                         ids=["gemini-malformed-function-call", "empty-error-object"])
+def test_a_200_no_other_model_would_mend_reaches_the_client_as_it_came(fresh, mock, body, klass):
+    """Read whole like the answers above, judged, and let go: one attempt, the body untouched;
+    a failed stop tells the client its class, a success carries nothing."""
+    envoy = fresh()
+    mock.script("gpt-4o", steps=[{"status": 200, "body": body}])
+    r = ask(envoy, "gpt-4o")
+    assert r.status_code == 200 and r.text == body
+    assert r.headers.get("x-llm-error-class", "ok") == klass, r.headers.get("x-llm-error-reason")
+    assert "x-llm-fallback-from" not in r.headers and models_seen(mock) == ["gpt-4o"]
+    wait_for(lambda: envoy.metric("llm_fallback_responses", model="gpt-4o", **{"class": klass}) == 1, 5, "judged as an answer")
 
 
 def test_an_error_after_content_is_counted_and_never_retried(fresh, mock, mock_b):
