@@ -2218,6 +2218,16 @@ pub fn refusal(message: &str) -> Option<String> {
     if let Some((safety, failed)) = near(message, SAFETY, NOT_PASSED) {
         return Some(format!("concept safety \"{safety}\" + \"{failed}\""));
     }
+    // A request judged a risk ("The request was rejected because it was considered high risk",
+    // Moonshot), not an account ("account flagged as high risk" is the caller's standing).
+    let risk = ["high risk", "high-risk"]
+        .into_iter()
+        .find(|p| has_phrase(message, p));
+    if let Some(risk) =
+        risk.filter(|_| first(message, &["account", "organization", "key"]).is_none())
+    {
+        return Some(format!("concept safety \"{risk}\""));
+    }
     named_pair(message, GUARDRAIL, GUARD_ACTED, "guard")
 }
 

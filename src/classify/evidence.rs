@@ -1001,6 +1001,12 @@ impl Evidence {
                 if let Some(reason) = detail.get("reason").and_then(code_text) {
                     self.push_code("error.details.reason", reason);
                 }
+                // A validation error in FastAPI's shape under a generic message (`"message":
+                // "invalid input error", "details": [{"loc": [...], "msg": "This model's
+                // maximum context length is ..."}]`).
+                if let Some(Value::String(message)) = detail.get("msg") {
+                    self.push_message(message);
+                }
                 let violations = detail.get("violations").and_then(Value::as_array);
                 for violation in violations.into_iter().flatten() {
                     for key in ["quotaId", "quotaMetric"] {
@@ -1074,7 +1080,7 @@ impl Evidence {
         }
         let normalized = normalize(message);
         if self.inner_status.is_none() {
-            self.inner_status = status_named_in(&normalized);
+            self.inner_status = status_named_in(&normalized).or_else(|| sdk_error_status(message));
         }
         if !normalized.is_empty() && !self.messages.contains(&normalized) {
             self.messages.push(normalized);
@@ -1543,6 +1549,47 @@ fn exception_named_in(message: &str) -> Option<&str> {
         .map_or(0, |i| i + 1);
     let name = head.get(start..)?;
     (name.len() > "Exception".len()).then_some(name)
+}
+
+/// The status an official SDK's error class stands for, named in a message by whoever caught it
+/// (tenacity's "RetryError[<Future ... raised AuthenticationError>]", "anthropic.
+/// OverloadedError: ..."): the openai and anthropic SDKs raise one class per status. A
+/// timeout raised by the client (`APITimeoutError`) stands for a 408.
+fn sdk_error_status(message: &str) -> Option<u16> {
+    const CLASSES: &[(&str, u16)] = &[
+        ("BadRequestError", 400),
+        ("AuthenticationError", 401),
+        ("PermissionDeniedError", 403),
+        ("NotFoundError", 404),
+        ("APITimeoutError", 408),
+        ("ConflictError", 409),
+        ("RequestTooLargeError", 413),
+        ("UnprocessableEntityError", 422),
+        ("RateLimitError", 429),
+        ("InternalServerError", 500),
+        ("ServiceUnavailableError", 503),
+        ("GatewayTimeoutError", 504),
+        ("DeadlineExceededError", 504),
+        ("OverloadedError", 529),
+    ];
+    let bytes = message.as_bytes();
+    let mut from = 0;
+    while let Some(at) = message.get(from..)?.find("Error").map(|i| from + i) {
+        let end = at + "Error".len();
+        from = end;
+        if bytes.get(end).is_some_and(u8::is_ascii_alphanumeric) {
+            continue;
+        }
+        let start = message
+            .get(..at)?
+            .rfind(|c: char| !c.is_ascii_alphanumeric())
+            .map_or(0, |i| i + 1);
+        let name = message.get(start..end)?;
+        if let Some((_, status)) = CLASSES.iter().find(|(n, _)| *n == name) {
+            return Some(*status);
+        }
+    }
+    None
 }
 
 /// An error status with its reason phrase in a message ("upstream rejected request: 400 Bad

@@ -380,7 +380,11 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
     // "Something failed on our side" (`server_error`, "Upstream service unavailable") under a
     // 504 says less than the 504, and under a 413 less than the 413 (a body too large).
     let timeout_status = matches!(answer.status, 408 | 504 | 524);
-    let says_more = timeout_status || answer.status == 413;
+    // The same under a client error the body states again as its own code (`"type":
+    // "api_error", "code": 400` at 400): two statuses agree on the request's fault.
+    let restated =
+        (400..500).contains(&answer.status) && evidence.inner_status == Some(answer.status);
+    let says_more = timeout_status || answer.status == 413 || restated;
     if !timeout_status {
         if let Some(decision) = unnamed_failure(evidence) {
             return Settled::Strong(decision, None);
@@ -1046,6 +1050,10 @@ fn allowance_used_up(evidence: &Evidence) -> Option<String> {
 fn model_missing(evidence: &Evidence) -> Option<Decision> {
     const ABOUT_MODEL: &[&str] = &[
         "does not exist",
+        // A router with no provider left for the model ("No available providers for the
+        // requested models").
+        "no available providers",
+        "no available provider",
         "not found",
         "decommissioned",
         "has been deprecated",
@@ -1530,6 +1538,14 @@ fn specific_code(evidence: &Evidence, now_unix_ms: u64, status: u16) -> Option<D
                 if let Some(p) = rate.filter(|_| concepts::short_window_in(messages)) {
                     return Some((ErrorClass::RateLimited, format!("{reason}, \"{p}\"")));
                 }
+                // Or, as a permission refused, a plan's window used up ("You've reached your
+                // 5-hour usage limit"): a refused permission states no allowance. Not under
+                // a failed authentication ("all accounts exhausted (dead session tokens)").
+                if code.value.contains("permission") {
+                    if let Ok(stop) = allowance_over_weak((*class, reason.clone()), evidence) {
+                        return Some(stop);
+                    }
+                }
             }
             // A rate code over the provider's load ("The engine is currently overloaded",
             // "throttled due to system capacity limits"): its load.
@@ -1777,7 +1793,10 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "time out",
                 "deadline exceeded",
                 "took too long",
+                "taking too long",
                 "took longer than",
+                // "did not respond to Cloudflare within the allowed time".
+                "allowed time",
                 "too long to respond",
                 // Not "did not respond" alone: "Service temporarily unavailable. The model did
                 // not respond to this request" names no time.
@@ -1881,6 +1900,21 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
     let (class, matched) = TABLE
         .iter()
         .find_map(|(phrases, class)| matched_phrase(evidence, phrases).map(|p| (*class, p)))?;
+    // A timeout status whose words name the time run out beside a guess at the cause ("did not
+    // respond within the allowed time. This typically means the origin is overloaded"): the
+    // time is what the answer reports.
+    let timed_out = || {
+        TABLE
+            .iter()
+            .filter(|(_, c)| *c == ErrorClass::Timeout)
+            .find_map(|(phrases, _)| matched_phrase(evidence, phrases))
+    };
+    let (class, matched) = match class {
+        ErrorClass::Overloaded if matches!(status, 408 | 504 | 524) => {
+            timed_out().map_or((class, matched), |p| (ErrorClass::Timeout, p))
+        }
+        _ => (class, matched),
+    };
     let phrase = format!("message \"{matched}\"");
     // "Invalid token in prompt: 123456": a token of text, not a credential; "Token quota
     // exhausted for this API key": the key names whose grant is used up; "This API key is
@@ -2085,6 +2119,9 @@ fn by_status(status: u16, evidence: &Evidence) -> Decision {
         413 => ErrorClass::ContextOverflow,
         // 446: the guardrail status of API gateways (WSO2, Portkey `hooks_failed`, Bifrost).
         446 | 451 => ErrorClass::ContentPolicy,
+        // 501 Not Implemented: the server lacks what was asked ("This server does not support
+        // reranking. Start it with `--reranking`"); asking again gets the same.
+        501 => ErrorClass::BadRequest,
         // 424 Failed Dependency: the server's own backend failed (TEI, Hugging Face endpoints).
         // 499: Google's `CANCELLED` (and nginx's client gone): the server ended the call, not
         // the request's content; another attempt may finish.

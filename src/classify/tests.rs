@@ -5668,6 +5668,87 @@ fn too_long_not_found_and_refused_in_more_words() {
     ]);
 }
 
+#[wasm_bindgen_test(unsupported = test)]
+fn compatibility_layers_and_answers_after_retries() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A plan's window used up, typed as a permission refused; a failed authentication
+        // whose pooled accounts are "exhausted" stays one.
+        (
+            403,
+            r#"{"error":{"type":"permission_error","message":"You've reached your 5-hour usage limit. Your quota will reset when the current 5-hour window ends."},"type":"error"}"#,
+            QuotaExhausted,
+        ),
+        (
+            401,
+            r#"{"error":{"message":"all DEVIN_CONNECT accounts exhausted (dead session tokens)","type":"authentication_error","code":"UNAUTHORIZED"}}"#,
+            Auth,
+        ),
+        // FastAPI's validation error under a generic message.
+        (
+            422,
+            r#"{"error":{"code":"Invalid input","status":422,"message":"invalid input error","details":[{"type":"value_error","loc":["body"],"msg":"This model's maximum context length is 131072 tokens. However, you requested 139882 tokens."}]}}"#,
+            ContextOverflow,
+        ),
+        // Moonshot's refusal names a risk, not a word.
+        (
+            400,
+            r#"{"error":{"type":"invalid_request_error","message":"The request was rejected because it was considered high risk"},"type":"error"}"#,
+            ContentPolicy,
+        ),
+        // The SDK's error class a retry wrapper caught stands for its status.
+        (
+            500,
+            r#"{"detail":"RetryError[<Future at 0x7f3a9c1e4d10 state=finished raised AuthenticationError>]"}"#,
+            Auth,
+        ),
+        (
+            500,
+            r#"{"detail":"RetryError[<Future at 0x7f0e1d4c8a90 state=finished raised APITimeoutError>]"}"#,
+            Timeout,
+        ),
+        (
+            500,
+            r#"{"detail":"RetryError[<Future at 0x7f0e1d4c8a90 state=finished raised ValueError>]"}"#,
+            Overloaded,
+        ),
+        // A timeout status whose words report the time run out beside a guess at the cause.
+        (
+            504,
+            r#"{"title":"Error 504: Gateway time-out","status":504,"detail":"The origin web server did not respond to Cloudflare within the allowed time. This typically means the origin is overloaded or a backend process is taking too long."}"#,
+            Timeout,
+        ),
+        (
+            503,
+            r#"{"error":{"message":"The origin is overloaded; please retry later.","type":"server_error"}}"#,
+            Overloaded,
+        ),
+        // A server's generic code under a client error the body restates.
+        (
+            400,
+            r#"{"error":{"message":"API error: 400","type":"api_error","code":400}}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"API error","type":"api_error","code":500}}"#,
+            Overloaded,
+        ),
+        // 501: the server lacks what was asked.
+        (
+            501,
+            r#"{"error":{"code":501,"message":"Not Implemented","type":"not_supported_error"}}"#,
+            BadRequest,
+        ),
+        // A router with no provider left for the model.
+        (
+            400,
+            r#"{"error":{"message":"No available providers for the requested model gpt-5."}}"#,
+            ModelUnavailable,
+        ),
+    ]);
+}
+
 /// Each (status, body) reads as the class given, or the reason says why not.
 fn assert_classes(cases: &[(u16, &str, ErrorClass)]) {
     for (status, body, want) in cases {
