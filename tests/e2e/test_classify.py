@@ -91,6 +91,11 @@ CASES = [
     ("acme-2", 403, {}, {"type": "error", "error": {"type": "permission_error", "message": "This request would exceed the rate limit for your organization of 50 requests per minute. Please retry in a few seconds."}}, "rate_limited", None, False),
     ("acme-3", 500, {}, {"error": "openai.InternalServerError: error code: 524"}, "timeout", None, False),
     ("acme-2", 400, {}, {"type": "error", "error": {"type": "invalid_request_error", "message": "'claude-3-5-haiku-20241022' does not support thinking."}}, "model_unavailable", None, True),
+    # Written from the blind probe files of 2026-12-05's night session: tenacity's RetryError
+    # naming the SDK's error class (a key refused, not the wrapper's 500), a plan's window used up
+    # under `permission_error` (a stop, not a key refused).
+    ("acme-3", 500, {}, {"detail": "RetryError[<Future at 0x7f3a9c1e4d10 state=finished raised AuthenticationError>]"}, "auth", None, True),
+    ("acme-2", 403, {}, {"type": "error", "error": {"type": "permission_error", "message": "You've reached your 5-hour usage limit. Your quota will reset when the current 5-hour window ends."}}, "quota_exhausted", None, True),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
