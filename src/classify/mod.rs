@@ -1106,8 +1106,11 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
         "no model is loaded",
         "no model loaded",
         "no models loaded",
-        // A serving endpoint starting from nothing ("scaled to zero and is starting up").
+        // A serving endpoint starting from nothing ("scaled to zero and is starting up"), or
+        // put to sleep (vLLM's and lmdeploy's sleep mode: "Engine is sleeping; call POST
+        // /wakeup"): someone must wake it.
         "scaled to zero",
+        "is sleeping",
     ];
     if let Some(p) = phrase_in(evidence, ALONE) {
         return Some((ErrorClass::ModelUnavailable, p));

@@ -5740,6 +5740,12 @@ fn compatibility_layers_and_answers_after_retries() {
             r#"{"error":{"code":501,"message":"Not Implemented","type":"not_supported_error"}}"#,
             BadRequest,
         ),
+        // An engine put to sleep: someone must wake it; another model serves now.
+        (
+            503,
+            r#"{"error":{"message":"The engine is sleeping (level 1). Call POST /wake_up before sending generation requests.","type":"ServiceUnavailableError","param":null,"code":503}}"#,
+            ModelUnavailable,
+        ),
         // A router with no provider left for the model.
         (
             400,
