@@ -698,6 +698,8 @@ const RATE_WINDOW: &[&str] = &[
     "per_second",
     "rate limit",
     "rate-limit",
+    // "您的速率达到上限" (your rate reached its ceiling): the rate itself.
+    "速率",
     "rate limited",
     "rate-limited",
     "rate_limited",
@@ -1080,6 +1082,13 @@ const SHORT_WINDOW: &[&str] = &[
     "每秒",
     "毎秒",
     "초당",
+    // "1分钟内最多请求100次" (at most 100 requests within 1 minute), "60秒内".
+    "分钟内",
+    "分鐘內",
+    "秒内",
+    "秒內",
+    "分以内",
+    "秒以内",
 ];
 
 /// Short windows in Spanish, Portuguese, French, German, Italian, Indonesian, Turkish,
@@ -1818,6 +1827,10 @@ const USED_UP: &[&str] = &[
 /// Words of a rate: "Rate limit reached for requests" is a rate limit, however it is worded.
 const RATE: &[&str] = &[
     "rate",
+    // "您的速率达到上限" (your rate reached its ceiling), "請求頻率".
+    "速率",
+    "频率",
+    "頻率",
     "qps",
     "rps",
     "rpm",

@@ -1903,9 +1903,9 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
     let (class, matched) = TABLE
         .iter()
         .find_map(|(phrases, class)| matched_phrase(evidence, phrases).map(|p| (*class, p)))?;
-    // A timeout status whose words name the time run out beside a guess at the cause ("did not
-    // respond within the allowed time. This typically means the origin is overloaded"): the
-    // time is what the answer reports.
+    // A timeout status (or Cloudflare's 522, a connection that timed out) whose words name the
+    // time run out beside a guess at the cause ("did not respond within the allowed time. This
+    // typically means the origin is overloaded"): the time is what the answer reports.
     let timed_out = || {
         TABLE
             .iter()
@@ -1913,7 +1913,7 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
             .find_map(|(phrases, _)| matched_phrase(evidence, phrases))
     };
     let (class, matched) = match class {
-        ErrorClass::Overloaded if matches!(status, 408 | 504 | 524) => {
+        ErrorClass::Overloaded if matches!(status, 408 | 504 | 522 | 524) => {
             timed_out().map_or((class, matched), |p| (ErrorClass::Timeout, p))
         }
         _ => (class, matched),

@@ -5746,6 +5746,28 @@ fn compatibility_layers_and_answers_after_retries() {
             r#"{"error":{"message":"The engine is sleeping (level 1). Call POST /wake_up before sending generation requests.","type":"ServiceUnavailableError","param":null,"code":503}}"#,
             ModelUnavailable,
         ),
+        // Cloudflare's 522: a connection that timed out, whatever the origin's load may be.
+        (
+            522,
+            r#"{"title":"Error 522: Connection timed out","status":522,"detail":"Cloudflare could not establish a TCP connection to the origin server: the handshake timed out. This typically means the origin is overloaded or offline."}"#,
+            Timeout,
+        ),
+        // A window of a minute in Chinese, a rate that reached its ceiling: waits, not stops.
+        (
+            429,
+            r#"{"error":{"message":"您已达到总请求数限制：1分钟内最多请求100次，包括失败次数，请检查您的请求是否正确 (request id: 2025061817012112345678AbCdEfGh)","type":"veloera_error"}}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"您的速率达到上限，请稍后再试。 (request id: 2026022005115312345678AbCdEfGh)","type":"one_hub_error"}}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"您的今日请求次数已达到上限，请明天再试。","type":"one_hub_error"}}"#,
+            QuotaExhausted,
+        ),
         // A router with no provider left for the model.
         (
             400,
