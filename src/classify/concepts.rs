@@ -901,6 +901,9 @@ const SAFETY: &[&str] = &[
     // "input content audit failed" (iFlytek); "Failure to pass the risk control system".
     "audit",
     "risk control",
+    // "内容由于合规问题已被阻止生成" (content blocked for compliance).
+    "合规",
+    "合規",
     "风控",
     "風控",
     "違反",
@@ -1271,6 +1274,11 @@ const PAID_FOR: &[&str] = &[
 const LAPSED: &[&str] = &[
     "expired",
     "lapsed",
+    // "No active subscription found for this group", "You do not have an active subscription".
+    "no active",
+    "not have an active",
+    "without an active",
+    "inactive",
     // "Your trial has ended", "試用期已結束".
     "ended",
     "已结束",

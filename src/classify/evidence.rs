@@ -740,7 +740,8 @@ impl Evidence {
     /// "error": ...}}`.
     fn read_failed_inner(&mut self, map: &Map<String, Value>, depth: usize) {
         if depth < MAX_NESTING {
-            for field in ["output", "data"] {
+            // Tencent Cloud's task status: `{"Response": {"Status": "FAIL", "ErrorCode": ...}}`.
+            for field in ["output", "data", "Response"] {
                 if let Some(Value::Object(inner)) = map.get(field) {
                     if says_failed(inner) {
                         self.read_object(inner, depth + 1);
@@ -1132,6 +1133,12 @@ const TASK_FAILURE_TEXT: &[&str] = &[
     "failureReason",
     "task_status_msg",
     "fail_reason",
+    // midjourney-proxy's `failReason`; task APIs' `errorMessage` (Suno relays, Tencent's
+    // `ErrorMessage` beside `"Status": "FAIL"`).
+    "failReason",
+    "errorMessage",
+    "error_message",
+    "ErrorMessage",
 ];
 
 /// A task or job whose status says it ran out of time (RunPod `TIMED_OUT`).
@@ -1180,6 +1187,13 @@ fn says_failed(map: &Map<String, Value>) -> bool {
             ["error", "fail", "failed", "failure"]
                 .iter()
                 .any(|w| s.eq_ignore_ascii_case(w))
+                // A status that names what failed: `SENSITIVE_WORD_ERROR`,
+                // `GENERATE_AUDIO_FAILED`.
+                || ["_error", "_failed"].iter().any(|w| {
+                    s.len() > w.len()
+                        && s.get(s.len() - w.len()..)
+                            .is_some_and(|end| end.eq_ignore_ascii_case(w))
+                })
         })
     };
     [
@@ -1197,6 +1211,8 @@ fn says_failed(map: &Map<String, Value>) -> bool {
         || flag("failed", true)
         || [
             "status",
+            // Tencent Cloud's capitalised keys.
+            "Status",
             "state",
             "result",
             // Task APIs (image, video, music): `{"task_status": "FAILED", "message": ...}`.

@@ -1054,6 +1054,8 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
         // requested models").
         "no available providers",
         "no available provider",
+        // A local server's model or adapter not in memory ("Model qwen2.5 is not loaded").
+        "not loaded",
         "not found",
         "decommissioned",
         "has been deprecated",
@@ -1732,6 +1734,9 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "request rate",
                 "too frequent",
                 "too frequently",
+                // "Your call frequency is too high. Please try again later."
+                "frequency is too high",
+                "frequency too high",
                 "qps",
                 "rpm",
                 "tpm",

@@ -5768,6 +5768,56 @@ fn compatibility_layers_and_answers_after_retries() {
             r#"{"error":{"message":"您的今日请求次数已达到上限，请明天再试。","type":"one_hub_error"}}"#,
             QuotaExhausted,
         ),
+        // A local server's model not in memory; its load, when the words say so.
+        (
+            503,
+            r#"{"detail":{"msg":"Model qwen2.5-7b-instruct is not loaded","type":"service_unavailable"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            503,
+            r#"{"detail":{"msg":"Server is busy, please retry","type":"service_unavailable"}}"#,
+            Overloaded,
+        ),
+        // Media tasks that failed inside a 200: midjourney-proxy's `failReason`, a status that
+        // names what failed, Tencent's `Response.Status`; a content block for compliance.
+        (
+            200,
+            r#"{"id":"1730104622417755","action":"IMAGINE","status":"FAILURE","progress":"0%","failReason":"Credits exhausted: You've used up all your Fast GPU time for this month. Purchase more Fast hours or upgrade your plan.","imageUrl":null}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"id":"1730104622417756","action":"IMAGINE","status":"SUCCESS","progress":"100%","failReason":"","imageUrl":"https://cdn.example.com/a.png"}"#,
+            Ok,
+        ),
+        (
+            200,
+            r#"{"code":200,"msg":"success","data":{"taskId":"e02b6d91","status":"SENSITIVE_WORD_ERROR","errorCode":400,"errorMessage":"Song description contains sensitive words."}}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"Response":{"Status":"FAIL","ResultVideoUrl":"","ErrorCode":"OperationDenied.ImageIllegalDetected","ErrorMessage":"图片包含违法违规信息，审核不通过。","RequestId":"4b5c6d7e"}}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"code":-2006,"message":"内容由于合规问题已被阻止生成","data":null}"#,
+            ContentPolicy,
+        ),
+        // No active subscription, typed as a permission refused: only paying helps.
+        (
+            403,
+            r#"{"error":{"code":403,"message":"No active subscription found for this group","status":"PERMISSION_DENIED"}}"#,
+            QuotaExhausted,
+        ),
+        // A call frequency "too high" inside a relay's 200: a rate.
+        (
+            200,
+            r#"{"code":430,"msg":"Your call frequency is too high. Please try again later.","data":null}"#,
+            RateLimited,
+        ),
         // A router with no provider left for the model.
         (
             400,

@@ -289,8 +289,16 @@ EMPTY_ERROR = json.dumps({
     "usage": {"prompt_tokens": 6, "completion_tokens": 4, "total_tokens": 10}, "error": {"code": 0, "message": ""}})
 
 
-@pytest.mark.parametrize("body, klass", [(GEMINI_BAD_TOOL_CALL, "bad_request"), (EMPTY_ERROR, "ok")],
-                         ids=["gemini-malformed-function-call", "empty-error-object"])
+# A music task refused for its words, its status naming what failed (a Suno relay's
+# `SENSITIVE_WORD_ERROR`): a refusal, which no other model mends.
+TASK_REFUSED = json.dumps({"code": 200, "msg": "success", "data": {
+    "taskId": "e02b6d91f4a34c7d", "status": "SENSITIVE_WORD_ERROR", "errorCode": 400,
+    "errorMessage": "Song description contains sensitive words."}})
+
+
+@pytest.mark.parametrize("body, klass", [(GEMINI_BAD_TOOL_CALL, "bad_request"), (EMPTY_ERROR, "ok"),
+                                         (TASK_REFUSED, "content_policy")],
+                         ids=["gemini-malformed-function-call", "empty-error-object", "task-status-names-failure"])
 def test_a_200_no_other_model_would_mend_reaches_the_client_as_it_came(fresh, mock, body, klass):
     """Read whole like the answers above, judged, and let go: one attempt, the body untouched;
     a failed stop tells the client its class, a success carries nothing."""
