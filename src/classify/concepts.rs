@@ -698,7 +698,8 @@ const RATE_WINDOW: &[&str] = &[
     "per_second",
     "rate limit",
     "rate-limit",
-    // "您的速率达到上限" (your rate reached its ceiling): the rate itself.
+    // "您的速率达到上限" (your rate reached its ceiling): a rate, so no refusal or size is read
+    // from it.
     "速率",
     "rate limited",
     "rate-limited",
@@ -1835,7 +1836,7 @@ const USED_UP: &[&str] = &[
 /// Words of a rate: "Rate limit reached for requests" is a rate limit, however it is worded.
 const RATE: &[&str] = &[
     "rate",
-    // "您的速率达到上限" (your rate reached its ceiling), "請求頻率".
+    // A rate's ceiling reached is no allowance used up ("您的速率达到上限", "請求頻率").
     "速率",
     "频率",
     "頻率",

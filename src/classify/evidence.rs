@@ -1550,8 +1550,15 @@ fn is_sentence(text: &str) -> bool {
 
 /// The first exception class named in a message (`ThrottlingException`), without its package.
 fn exception_named_in(message: &str) -> Option<&str> {
-    let at = message.find("Exception")?;
-    let end = at + "Exception".len();
+    let name = class_name_ending(message, message.find("Exception")?, "Exception")?;
+    (name.len() > "Exception".len()).then_some(name)
+}
+
+/// The class name (letters and digits) that ends with `suffix` found at byte `at` of `message`,
+/// without its package (`bedrockruntime.model.ThrottlingException` -> `ThrottlingException`);
+/// `None` when the word goes on past the suffix (`ErrorCode`).
+fn class_name_ending<'m>(message: &'m str, at: usize, suffix: &str) -> Option<&'m str> {
+    let end = at + suffix.len();
     if message
         .as_bytes()
         .get(end)
@@ -1563,8 +1570,7 @@ fn exception_named_in(message: &str) -> Option<&str> {
     let start = head
         .rfind(|c: char| !c.is_ascii_alphanumeric())
         .map_or(0, |i| i + 1);
-    let name = head.get(start..)?;
-    (name.len() > "Exception".len()).then_some(name)
+    head.get(start..)
 }
 
 /// The status an official SDK's error class stands for, named in a message by whoever caught it
@@ -1588,24 +1594,10 @@ fn sdk_error_status(message: &str) -> Option<u16> {
         ("DeadlineExceededError", 504),
         ("OverloadedError", 529),
     ];
-    let bytes = message.as_bytes();
-    let mut from = 0;
-    while let Some(at) = message.get(from..)?.find("Error").map(|i| from + i) {
-        let end = at + "Error".len();
-        from = end;
-        if bytes.get(end).is_some_and(u8::is_ascii_alphanumeric) {
-            continue;
-        }
-        let start = message
-            .get(..at)?
-            .rfind(|c: char| !c.is_ascii_alphanumeric())
-            .map_or(0, |i| i + 1);
-        let name = message.get(start..end)?;
-        if let Some((_, status)) = CLASSES.iter().find(|(n, _)| *n == name) {
-            return Some(*status);
-        }
-    }
-    None
+    super::occurrences(message.as_bytes(), b"Error")
+        .filter_map(|at| class_name_ending(message, at, "Error"))
+        .find_map(|name| CLASSES.iter().find(|(n, _)| *n == name))
+        .map(|(_, status)| *status)
 }
 
 /// An error status with its reason phrase in a message ("upstream rejected request: 400 Bad

@@ -1529,9 +1529,8 @@ fn specific_code(evidence: &Evidence, now_unix_ms: u64, status: u16) -> Option<D
             // serves. Or it may state a rate ("Too many requests: 61 requests in the last 60
             // seconds"): a refused key states no window; waiting helps.
             if *class == ErrorClass::Auth {
-                let model = code
-                    .value
-                    .contains("permission")
+                let permission = code.value.contains("permission");
+                let model = permission
                     .then(|| messages.iter().find_map(|m| concepts::model_missing(m)))
                     .flatten();
                 if let Some(m) = model {
@@ -1546,7 +1545,7 @@ fn specific_code(evidence: &Evidence, now_unix_ms: u64, status: u16) -> Option<D
                 // Or, as a permission refused, a plan's window used up ("You've reached your
                 // 5-hour usage limit"): a refused permission states no allowance. Not under
                 // a failed authentication ("all accounts exhausted (dead session tokens)").
-                if code.value.contains("permission") {
+                if permission {
                     if let Ok(stop) = allowance_over_weak((*class, reason.clone()), evidence) {
                         return Some(stop);
                     }
