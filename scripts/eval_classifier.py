@@ -74,6 +74,10 @@ def load() -> list[dict]:
             entry = json.loads(line)
             entry["part"] = part_of(entry["source"])
             rows.append(entry)
+    seen = collections.Counter(e["id"] for e in rows)
+    repeated = sorted(i for i, n in seen.items() if n > 1)
+    if repeated:
+        raise SystemExit(f"answer ids must be unique; repeated: {', '.join(repeated)}")
     return rows
 
 

@@ -401,6 +401,9 @@ const MISSING: &[&str] = &[
     "not a supported model",
     // "Model name must be one of [...]": the model asked is not among those served.
     "must be one of",
+    // "The supported API model names are deepseek-chat or deepseek-reasoner, but you passed x".
+    "model names are",
+    "supported models are",
     // Not loaded here (yet): "Loading model", "model is currently loading", "no models loaded".
     "loading",
     "not loaded",
@@ -926,6 +929,8 @@ const SAFETY: &[&str] = &[
     "nude",
     "sexual",
     "sexually",
+    // "Request contains forbidden content, such as violence".
+    "violence",
     "minors",
     "csam",
     "public figure",
@@ -1344,6 +1349,9 @@ const FIELD_REQUIRED: &[&str] = &[
     "missing required",
     "is a required",
     "field required",
+    // "model parameter not found in request, nor in gateway configuration".
+    "parameter not found",
+    "not found in request",
 ];
 
 /// Whether a message speaks of a field the request lacks ("required property 'model' not
@@ -1440,8 +1448,88 @@ pub fn model_missing(message: &str) -> Option<String> {
     if let Some((model, missing)) = near(message, MODEL, MISSING) {
         return Some(format!("concept model \"{model}\" + \"{missing}\""));
     }
-    model_lacks_capability(message).or_else(|| model_needs_plan(message))
+    model_lacks_capability(message)
+        .or_else(|| model_needs_plan(message))
+        .or_else(|| model_terms_unaccepted(message))
 }
+
+/// A model's own terms or licence.
+const TERMS: &[&str] = &["terms", "license", "licence", "eula", "agreement"];
+
+/// Agreed to, or not.
+const ACCEPTED: &[&str] = &["accept", "accepted", "agree", "agreed", "sign", "signed"];
+
+/// A model whose terms the caller has not accepted ("User has not agreed to Llama3.2 model
+/// terms", "you must accept the Llama 4 Community License for this model"): gated until someone
+/// accepts them in a console; another model serves now.
+fn model_terms_unaccepted(message: &str) -> Option<String> {
+    let (accept, terms) = near(message, ACCEPTED, TERMS)?;
+    let model = first(message, MODEL).or_else(|| model_id_in(message))?;
+    Some(format!(
+        "concept model \"{model}\" + \"{accept}\" + \"{terms}\""
+    ))
+}
+
+/// What serves a model on a platform and can be stopped: an endpoint, a deployment, an
+/// inference component, a service or app hosting one.
+const SERVING: &[&str] = &[
+    "endpoint",
+    "deployment",
+    "inference component",
+    "provisioned model",
+    "service",
+    "app",
+    "application",
+];
+
+/// Not running until someone starts it: paused, stopped, out of service, scaled to nothing,
+/// failed. Waiting does not help; another model does.
+const STOPPED: &[&str] = &[
+    "is paused",
+    "been paused",
+    "is stopped",
+    "been stopped",
+    "not in service",
+    "scaled down to 0",
+    "scaled down to zero",
+    "scaled to 0",
+    "no running copies",
+    "no running instances",
+    "is in error",
+    "in a failed state",
+    // "Deployment x of model y is inactive. Activate the deployment before calling it."
+    "is inactive",
+    "已停止",
+    "已暂停",
+    "已暫停",
+    "停止中",
+    "一時停止",
+];
+
+/// A serving endpoint that is not running, or not there ("The endpoint is paused, ask a maintainer to restart
+/// it", "Inference component x has no running copies (scaled down to 0)", "The provisioned model
+/// ... is not in service. Current status: Creating"). Not when a limit reached stopped it ("has
+/// reached the set inference limit ..., and the model service has been paused"): the limit is
+/// what the caller must lift.
+pub fn serving_stopped(message: &str) -> Option<String> {
+    if first(message, ALLOWANCE).is_some() && first(message, USED_UP).is_some() {
+        return None;
+    }
+    named_pair(message, SERVING, STOPPED, "stopped")
+        .or_else(|| named_pair(message, NAMED_ENDPOINT, GONE_ENDPOINT, "endpoint"))
+}
+
+/// A serving endpoint named as such, not a URL path ("Endpoint with name 'fraud-llm' does not
+/// exist", Databricks; "Inference endpoint x not found").
+const NAMED_ENDPOINT: &[&str] = &[
+    "endpoint with name",
+    "endpoint named",
+    "serving endpoint",
+    "inference endpoint",
+];
+
+/// Not there.
+const GONE_ENDPOINT: &[&str] = &["does not exist", "doesn't exist", "not found"];
 
 /// Sampling parameters: a request field, not the model ("Penalty is not enabled for
 /// models/gemini-2.5-flash", "`temperature` is deprecated for this model").
@@ -2845,7 +2933,7 @@ pub fn short_window_in(messages: &[String]) -> bool {
 }
 
 /// A window of seconds or minutes stated with its number: "per 10 seconds", "per 60s", "a
-/// 60-second window", "1 minute window".
+/// 60-second window", "1 minute window", "interval 1 minute".
 pub fn timed_window_in(message: &str) -> bool {
     const UNITS: &[&str] = &[
         "seconds", "second", "secs", "sec", "s", "minutes", "minute", "mins", "min", "m",
@@ -2857,7 +2945,7 @@ pub fn timed_window_in(message: &str) -> bool {
             (!after.starts_with(|c: char| c.is_ascii_alphanumeric())).then_some(after)
         })
     }
-    if !(message.contains("per ") || message.contains("window")) {
+    if !(message.contains("per ") || message.contains("window") || message.contains("interval ")) {
         return false;
     }
     message
@@ -2876,7 +2964,10 @@ pub fn timed_window_in(message: &str) -> bool {
                 return false;
             };
             let before = message.get(..i).unwrap_or_default();
-            before.ends_with("per ") || after.trim_start_matches([' ', '-']).starts_with("window")
+            // Apigee's quota: "exceeded for interval 1 minute".
+            before.ends_with("per ")
+                || before.ends_with("interval ")
+                || after.trim_start_matches([' ', '-']).starts_with("window")
         })
 }
 

@@ -54,6 +54,9 @@ pub struct Evidence {
     /// Whether a Google `QuotaFailure` violation names the model it counts for
     /// (`quotaDimensions.model`).
     pub quota_per_model: bool,
+    /// Whether a Google quota the answer names grants nothing (`"quota_limit_value": "0"`,
+    /// `"quotaValue": "0"`): no wait helps until the plan changes.
+    pub quota_granted_none: bool,
     /// Whether (some of) the body was JSON cut off before its end and read up to the cut.
     pub truncated: bool,
     /// The HTTP status an envelope states for the error it carries (`"code": 429` inside a 200
@@ -252,6 +255,7 @@ impl Evidence {
         self.json = self.json.take().or(other.json);
         self.has_error_envelope |= other.has_error_envelope;
         self.quota_per_model |= other.quota_per_model;
+        self.quota_granted_none |= other.quota_granted_none;
         self.truncated |= other.truncated;
         self.inner_status = self.inner_status.or(other.inner_status);
         if self.completion.is_none() {
@@ -519,6 +523,18 @@ impl Evidence {
             if failing_code(last, "code").is_some() {
                 self.has_error_envelope = true;
                 self.read_error_object(last, depth);
+            }
+        }
+    }
+
+    /// A Google quota's id and its granted value, under the given keys.
+    fn read_quota_limit(&mut self, quota: &Value, id_key: &str, value_key: &str) {
+        if let Some(id) = quota.get(id_key).and_then(Value::as_str) {
+            if self.quota_ids.len() < MAX_ITEMS {
+                self.quota_ids.push(id.to_ascii_lowercase());
+            }
+            if quota.get(value_key).and_then(code_text).as_deref() == Some("0") {
+                self.quota_granted_none = true;
             }
         }
     }
@@ -1008,13 +1024,18 @@ impl Evidence {
                 if let Some(Value::String(message)) = detail.get("msg") {
                     self.push_message(message);
                 }
+                // ErrorInfo's quota metadata (`"quota_limit":
+                // "GenerateContentRequestsPerMinutePerProjectPerRegion", "quota_limit_value":
+                // "0"`), as QuotaFailure's violations (`quotaId`, `quotaValue`).
+                if let Some(metadata) = detail.get("metadata") {
+                    self.read_quota_limit(metadata, "quota_limit", "quota_limit_value");
+                }
                 let violations = detail.get("violations").and_then(Value::as_array);
                 for violation in violations.into_iter().flatten() {
-                    for key in ["quotaId", "quotaMetric"] {
-                        if let Some(id) = violation.get(key).and_then(Value::as_str) {
-                            if self.quota_ids.len() < MAX_ITEMS {
-                                self.quota_ids.push(id.to_ascii_lowercase());
-                            }
+                    self.read_quota_limit(violation, "quotaId", "quotaValue");
+                    if let Some(id) = violation.get("quotaMetric").and_then(Value::as_str) {
+                        if self.quota_ids.len() < MAX_ITEMS {
+                            self.quota_ids.push(id.to_ascii_lowercase());
                         }
                     }
                     if violation
@@ -1160,15 +1181,24 @@ fn success_code(code: &str) -> bool {
 }
 
 /// Whether a body says in so many words that the call succeeded: its message or status is
-/// `success`, `succeeded`, `ok`, `成功` (`操作成功`, `请求成功`), or `"success": true`.
+/// `success`, `succeeded`, `ok`, `成功` (`操作成功`, `请求成功`), or `"success": true`; or
+/// its message's first sentence ends so ("Statement executed successfully.", "Asynchronous
+/// execution in progress. Use the query id ...": Snowflake's SQL API codes `090001`, `333334`).
 fn says_succeeded(map: &Map<String, Value>) -> bool {
     let word = |key: &str| {
         map.get(key).and_then(Value::as_str).is_some_and(|s| {
             let s = s.trim().trim_end_matches(['.', '!', '。', '!']);
+            let first = s.split(['.', '。']).next().unwrap_or(s).trim().as_bytes();
+            let ends = |w: &str| {
+                first.len() >= w.len()
+                    && first[first.len() - w.len()..].eq_ignore_ascii_case(w.as_bytes())
+            };
             ["success", "succeeded", "succeed", "successful", "ok"]
                 .iter()
                 .any(|w| s.eq_ignore_ascii_case(w))
                 || (s.chars().count() <= 6 && s.ends_with("成功"))
+                || ends(" successfully")
+                || ends(" in progress")
         })
     };
     map.get("success").and_then(Value::as_bool) == Some(true)

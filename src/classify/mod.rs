@@ -249,6 +249,12 @@ fn judge_evidence(
         (ErrorClass::QuotaExhausted, None) => quota_scope(answer, evidence),
         _ => Scope::Model,
     };
+    let (class, reason) = match (class, rule_scope, scope) {
+        (ErrorClass::QuotaExhausted, None, Scope::Model) => {
+            quota_reset_soon((class, reason), answer, evidence)
+        }
+        _ => (class, reason),
+    };
     Verdict {
         class,
         retry_after_ms,
@@ -385,7 +391,13 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
     let restated =
         (400..500).contains(&answer.status) && evidence.inner_status == Some(answer.status);
     let says_more = timeout_status || answer.status == 413 || restated;
-    if !timeout_status {
+    // A wrapper's own reason phrase for its 5xx around an upstream's 4xx (Spring's `"error":
+    // "Internal Server Error"` over `"message": "400 - {...}"`): the upstream's status speaks.
+    let wraps_4xx = answer.status >= 500
+        && evidence
+            .inner_status
+            .is_some_and(|inner| (400..500).contains(&inner));
+    if !timeout_status && !wraps_4xx {
         if let Some(decision) = unnamed_failure(evidence) {
             return Settled::Strong(decision, None);
         }
@@ -1051,9 +1063,10 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
     const ABOUT_MODEL: &[&str] = &[
         "does not exist",
         // A router with no provider left for the model ("No available providers for the
-        // requested models").
+        // requested models", "no endpoints available for this model under your current plan").
         "no available providers",
         "no available provider",
+        "no endpoints available",
         // A local server's model or adapter not in memory ("Model qwen2.5 is not loaded").
         "not loaded",
         "not found",
@@ -1120,7 +1133,7 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
     if let Some(p) = evidence
         .messages
         .iter()
-        .find_map(|m| concepts::geo_blocked(m))
+        .find_map(|m| concepts::geo_blocked(m).or_else(|| concepts::serving_stopped(m)))
     {
         return Some((ErrorClass::ModelUnavailable, p));
     }
@@ -1168,6 +1181,42 @@ const NOT_FOUND_CODES: &[&str] = &[
     "not_found",
     "resourcenotfoundexception",
 ];
+
+/// Alibaba Cloud Model Studio (DashScope) sends its tokens-per-minute limit as
+/// `Throttling.AllocationQuota` "Allocated quota exceeded", and in its OpenAI-compatible mode as
+/// OpenAI's quota stop word for word (`insufficient_quota`, "You exceeded your current quota"),
+/// with a link to its own error-code page. Its rate-limit page says both clear within a minute:
+/// a wait, not a stop. ("Free allocated quota exceeded", a free tier used up, stays a stop.)
+fn model_studio_throttle(code: &evidence::Code, evidence: &Evidence) -> Option<Decision> {
+    is_model_studio_throttle(code, evidence).then(|| {
+        (
+            ErrorClass::RateLimited,
+            format!(
+                "{}={} (Model Studio's per-minute limit)",
+                code.field, code.value
+            ),
+        )
+    })
+}
+
+fn is_model_studio_throttle(code: &evidence::Code, evidence: &Evidence) -> bool {
+    let messages = &evidence.messages;
+    // "week allocated quota exceeded", "Free allocated quota exceeded": a window or a free tier
+    // named is what ran out.
+    let named = ["free", "day", "week", "month"]
+        .iter()
+        .any(|w| messages.iter().any(|m| has_phrase(m, w)));
+    if named || long_window_stated(evidence) {
+        return false;
+    }
+    match code.value.as_str() {
+        "throttling.allocationquota" => true,
+        "insufficient_quota" => messages
+            .iter()
+            .any(|m| m.contains("aliyun.com/") || m.contains("alibabacloud.com/")),
+        _ => false,
+    }
+}
 
 /// Codes that mean one thing wherever they appear (compared lowercased).
 const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
@@ -1518,6 +1567,9 @@ fn specific_code(evidence: &Evidence, now_unix_ms: u64, status: u16) -> Option<D
                 return Some((ErrorClass::ContextOverflow, reason));
             }
         }
+        if let Some(decision) = model_studio_throttle(code, evidence) {
+            return Some(decision);
+        }
         let found = SPECIFIC_CODES
             .iter()
             .find(|(name, _)| name.eq_ignore_ascii_case(&code.value));
@@ -1596,6 +1648,10 @@ fn google_resource_exhausted(evidence: &Evidence, now_unix_ms: u64) -> Decision 
     // the quota id names; no wait helps until the plan changes.
     if evidence.messages.iter().any(|m| granted_none(m)) {
         let reason = "message \"limit: 0\" (none granted)".to_owned();
+        return (ErrorClass::QuotaExhausted, reason);
+    }
+    if evidence.quota_granted_none {
+        let reason = "quota limit value 0 (none granted)".to_owned();
         return (ErrorClass::QuotaExhausted, reason);
     }
     let window = evidence
@@ -1729,6 +1785,8 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "too many simultaneous",
                 "throttled",
                 "throttling",
+                // Apigee's SpikeArrest policy: "Spike arrest violation. Allowed rate : 5ps".
+                "spike arrest",
                 "per second",
                 "request rate",
                 "too frequent",
@@ -1989,6 +2047,9 @@ fn unnamed_failure(evidence: &Evidence) -> Option<Decision> {
         "unable to process your request",
         "experienced an error",
         "error was encountered while running the model",
+        // A gateway that got nothing back ("Failed to get response from provider").
+        "failed to get response from",
+        "failed to get a response from",
         "服务不可用",
         // A relay's transport failure to its upstream ("read tcp ...: connection reset by
         // peer", "dial tcp ...: connection refused"): the upstream is down or shedding load.
@@ -2324,7 +2385,14 @@ fn adjust_quota_window(
         };
         // "max_tokens (32768) + prompt tokens (104772) exceeds model limit of 131072": a size.
         let size = || prompt_too_large(evidence).is_some();
-        if let (None, false) = (wait_ms, google) {
+        // Model Studio's per-minute limit, in quota words ([`model_studio_throttle`]).
+        let throttle = || {
+            evidence
+                .codes
+                .iter()
+                .any(|c| is_model_studio_throttle(c, evidence))
+        };
+        if let (None, false) = (wait_ms, google || throttle()) {
             if let Some(p) = used_up(&evidence.messages).filter(|_| !size()) {
                 return (
                     ErrorClass::QuotaExhausted,
@@ -2366,6 +2434,56 @@ fn adjust_quota_window(
         Some(ms) if ms >= HOUR_MS && !per_minute => (
             ErrorClass::QuotaExhausted,
             format!("{reason}, wait of {} s", ms / 1000),
+        ),
+        _ => (class, reason),
+    }
+}
+
+/// Whether a message states a window of hours or more ("per day", "weekly", "5-hour", "your
+/// monthly plan", "retry tomorrow").
+fn long_window_stated(evidence: &Evidence) -> bool {
+    phrase_in(evidence, LONG_WINDOW).is_some()
+        || evidence.messages.iter().any(|m| {
+            long_window_in(m).is_some()
+                || period_limit_in(m).is_some()
+                || plan_limit_in(m).is_some()
+                || concepts::retry_days_later(m).is_some()
+        })
+}
+
+/// A limit that the answer's own body says resets within minutes ("Quota will be replenished in
+/// 00:04:12", `"resets_in_seconds": 540`): waiting helps, so it is a rate limit. Only the body
+/// counts (a gateway's `Retry-After` rides on every 429), never a balance or credit (those do not
+/// reset: [`Scope::Account`]), and not Google's quota errors, whose `RetryInfo` rides on daily
+/// quotas too.
+fn quota_reset_soon((class, reason): Decision, answer: &Answer, evidence: &Evidence) -> Decision {
+    const SOON_MS: u64 = 15 * 60 * 1000;
+    let google = evidence
+        .codes
+        .iter()
+        .any(|c| c.value == "resource_exhausted")
+        || !evidence.quota_ids.is_empty();
+    // "on requests per day (RPD) ... Please try again in 8.64s": the wait is until one more
+    // request fits the day's count, but the day's limit is what stops the caller.
+    if google || long_window_stated(evidence) {
+        return (class, reason);
+    }
+    let stated = evidence
+        .json
+        .as_ref()
+        .and_then(|j| wait::body_fields(j, answer.now_unix_ms))
+        .or_else(|| {
+            wait::first_plausible(
+                evidence
+                    .messages
+                    .iter()
+                    .filter_map(|m| wait::from_message(m)),
+            )
+        });
+    match stated {
+        Some(wait::Stated::Wait(ms)) if ms <= SOON_MS => (
+            ErrorClass::RateLimited,
+            format!("{reason}, resets in {} s", ms.div_ceil(1000)),
         ),
         _ => (class, reason),
     }

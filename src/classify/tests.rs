@@ -5827,6 +5827,167 @@ fn compatibility_layers_and_answers_after_retries() {
     ]);
 }
 
+#[test]
+fn infrastructure_between_and_signals_that_disagree() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A serving endpoint that is not running: someone must start it; another model serves.
+        (
+            400,
+            r#"{"error":"Bad Request: The endpoint is paused, ask a maintainer to restart it"}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"__type":"ValidationException","message":"Inference component 'ic-mistral-7b' has no running copies (scaled down to 0)."}"#,
+            ModelUnavailable,
+        ),
+        // ... unless a limit reached paused it: the limit is the caller's to lift.
+        (
+            429,
+            r#"{"error":{"code":"SetLimitExceeded","message":"Your account has reached the set inference limit for the doubao-seed-1.6 model, and the model service has been paused.","type":"TooManyRequests"}}"#,
+            QuotaExhausted,
+        ),
+        // A limit whose body says it resets within minutes is a wait ...
+        (
+            403,
+            r#"{"statusCode":403,"message":"Out of call volume quota. Quota will be replenished in 00:04:12."}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            r#"{"error":{"type":"usage_limit_reached","message":"The usage limit has been reached","resets_in_seconds":540}}"#,
+            RateLimited,
+        ),
+        // ... not hours away, not over a day's window, not a balance.
+        (
+            403,
+            r#"{"statusCode":403,"message":"Out of call volume quota. Quota will be replenished in 23:59:59."}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Rate limit reached for gpt-4o-mini in organization org-x on requests per day (RPD): Limit 200, Used 200, Requested 1. Please try again in 8.64s.","type":"requests","code":"rate_limit_exceeded"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            402,
+            r#"{"error":{"message":"Insufficient balance. Retry in 30 seconds after topping up."}}"#,
+            QuotaExhausted,
+        ),
+        // Model Studio's per-minute limit in OpenAI's quota words, and as its own code.
+        (
+            429,
+            r#"{"error":{"code":"insufficient_quota","message":"You exceeded your current quota, please check your plan and billing details. For details, see: https://help.aliyun.com/zh/model-studio/error-code#token-limit","type":"insufficient_quota"}}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            r#"{"code":"Throttling.AllocationQuota","message":"Allocated quota exceeded, please increase your quota limit."}"#,
+            RateLimited,
+        ),
+        // The same words from OpenAI are a stop.
+        (
+            429,
+            r#"{"error":{"code":"insufficient_quota","message":"You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.","type":"insufficient_quota"}}"#,
+            QuotaExhausted,
+        ),
+        // Google's quota that grants nothing (ErrorInfo's `quota_limit_value`): no wait helps.
+        (
+            429,
+            r#"{"error":{"code":429,"message":"Quota exceeded for quota metric 'Generate Content API requests per minute' and limit 'GenerateContent request limit per minute for a region'.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"RATE_LIMIT_EXCEEDED","metadata":{"quota_limit_value":"0","quota_limit":"GenerateContentRequestsPerMinutePerProjectPerRegion"}}]}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"code":429,"message":"Quota exceeded for quota metric 'Generate Content API requests per minute'.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"RATE_LIMIT_EXCEEDED","metadata":{"quota_limit_value":"60","quota_limit":"GenerateContentRequestsPerMinutePerProjectPerRegion"}}]}}"#,
+            RateLimited,
+        ),
+        // A model's terms not accepted: gated until someone accepts them.
+        (
+            403,
+            r#"{"errors":[{"message":"AiError: User has not agreed to Llama3.2 model terms","code":5016}],"success":false}"#,
+            ModelUnavailable,
+        ),
+        // Apigee's SpikeArrest (even under its legacy 500); a gateway that got nothing back.
+        (
+            500,
+            r#"{"fault":{"faultstring":"Spike arrest violation. Allowed rate : 5ps","detail":{"errorcode":"policies.ratelimit.SpikeArrestViolation"}}}"#,
+            RateLimited,
+        ),
+        (
+            400,
+            r#"{"success":false,"error":[{"code":2005,"message":"Failed to get response from provider"}]}"#,
+            Overloaded,
+        ),
+        // A request field missing, not a model.
+        (
+            400,
+            r#"{"error":{"message":"model parameter not found in request, nor in gateway configuration"}}"#,
+            BadRequest,
+        ),
+        // Spring's own reason phrase for its 500 around an upstream's 400.
+        (
+            500,
+            r#"{"status":500,"error":"Internal Server Error","message":"400 - {\"error\": {\"message\": \"'messages' must contain the word 'json'\", \"type\": \"invalid_request_error\"}}"}"#,
+            BadRequest,
+        ),
+        // The models served, listed against the one passed.
+        (
+            400,
+            r#"{"error":{"message":"The supported API model names are deepseek-chat or deepseek-reasoner, but you passed deepseek-v9.","type":"invalid_request_error"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"no endpoints available for this model under your current plan and policies","code":"no_available_model_endpoints"}}"#,
+            ModelUnavailable,
+        ),
+        // A serving endpoint that is inactive or not there (not a URL path).
+        (
+            400,
+            r#"{"error":"Deployment 3q8w1xz of model 7wk9pq2 is inactive. Activate the deployment before calling it."}"#,
+            ModelUnavailable,
+        ),
+        (
+            404,
+            r#"{"error_code":"RESOURCE_DOES_NOT_EXIST","message":"Endpoint with name 'fraud-llm-ft-v2' does not exist."}"#,
+            ModelUnavailable,
+        ),
+        (
+            404,
+            r#"{"error":{"message":"Invalid URL (POST /v1/chat/completion)","type":"invalid_request_error"}}"#,
+            BadRequest,
+        ),
+        // A 2xx whose message's first sentence says it went well (Snowflake's SQL API codes).
+        (
+            202,
+            r#"{"code":"333334","message":"Asynchronous execution in progress. Use provided query id to perform query monitoring and management.","statementHandle":"01b8e3c1"}"#,
+            Ok,
+        ),
+        (
+            200,
+            r#"{"data":[["Snowflakes form when water vapour freezes."]],"code":"090001","sqlState":"00000","message":"Statement executed successfully."}"#,
+            Ok,
+        ),
+        (
+            200,
+            r#"{"code":"5001","message":"Upstream failed. Retried successfully is not guaranteed."}"#,
+            Overloaded,
+        ),
+        // A harm category named as what a request contains.
+        (
+            400,
+            r#"{"error":{"message":"Request contains forbidden content, such as violence."}}"#,
+            ContentPolicy,
+        ),
+    ]);
+    // Apigee's interval names its window.
+    assert!(crate::classify::concepts::short_window_in(&[
+        "rate limit quota violation. quota limit 100 exceeded for interval 1 minute.".into()
+    ]));
+}
+
 /// Each (status, body) reads as the class given, or the reason says why not.
 fn assert_classes(cases: &[(u16, &str, ErrorClass)]) {
     for (status, body, want) in cases {

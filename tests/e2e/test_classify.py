@@ -96,6 +96,14 @@ CASES = [
     # under `permission_error` (a stop, not a key refused).
     ("acme-3", 500, {}, {"detail": "RetryError[<Future at 0x7f3a9c1e4d10 state=finished raised AuthenticationError>]"}, "auth", None, True),
     ("acme-2", 403, {}, {"type": "error", "error": {"type": "permission_error", "message": "You've reached your 5-hour usage limit. Your quota will reset when the current 5-hour window ends."}}, "quota_exhausted", None, True),
+    # Written from the blind probe files of 2026-12-05's late session (infrastructure between,
+    # signals that disagree): a quota whose body says it refills in minutes (a wait), Model
+    # Studio's per-minute limit in OpenAI's quota words (a wait), a Google quota that grants
+    # nothing under a per-minute id (a stop), an endpoint paused (the model, not the request).
+    ("acme-2", 403, {}, {"statusCode": 403, "message": "Out of call volume quota. Quota will be replenished in 00:04:12."}, "rate_limited", "252000", False),
+    ("acme-2", 429, {}, {"error": {"code": "insufficient_quota", "message": "You exceeded your current quota, please check your plan and billing details. For details, see: https://help.aliyun.com/zh/model-studio/error-code#token-limit", "param": None, "type": "insufficient_quota"}, "request_id": ""}, "rate_limited", None, False),
+    ("acme-2", 429, {}, {"error": {"code": 429, "message": "Quota exceeded for quota metric 'Generate Content API requests per minute' and limit 'GenerateContent request limit per minute for a region' of service 'generativelanguage.googleapis.com'.", "status": "RESOURCE_EXHAUSTED", "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "RATE_LIMIT_EXCEEDED", "domain": "googleapis.com", "metadata": {"quota_limit_value": "0", "quota_limit": "GenerateContentRequestsPerMinutePerProjectPerRegion"}}]}}, "quota_exhausted", None, True),
+    ("acme-3", 400, {}, {"error": "Bad Request: The endpoint is paused, ask a maintainer to restart it"}, "model_unavailable", None, True),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 

@@ -14,6 +14,8 @@ pub(super) const STRONG_ANCHORS: &[&str] = &[
     "retry-after",
     "wait",
     "resets in",
+    // Azure API Management's quota policy: "Quota will be replenished in 00:04:12".
+    "replenished in",
     "reset in",
     "reset after",
     "请在",
