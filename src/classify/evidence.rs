@@ -1190,8 +1190,11 @@ fn says_succeeded(map: &Map<String, Value>) -> bool {
             let s = s.trim().trim_end_matches(['.', '!', '。', '!']);
             let first = s.split(['.', '。']).next().unwrap_or(s).trim().as_bytes();
             let ends = |w: &str| {
-                first.len() >= w.len()
-                    && first[first.len() - w.len()..].eq_ignore_ascii_case(w.as_bytes())
+                first
+                    .len()
+                    .checked_sub(w.len())
+                    .and_then(|from| first.get(from..))
+                    .is_some_and(|tail| tail.eq_ignore_ascii_case(w.as_bytes()))
             };
             ["success", "succeeded", "succeed", "successful", "ok"]
                 .iter()
