@@ -1201,21 +1201,21 @@ fn model_studio_throttle(code: &evidence::Code, evidence: &Evidence) -> Option<D
 
 fn is_model_studio_throttle(code: &evidence::Code, evidence: &Evidence) -> bool {
     let messages = &evidence.messages;
-    // "week allocated quota exceeded", "Free allocated quota exceeded": a window or a free tier
-    // named is what ran out.
-    let named = ["free", "day", "week", "month"]
-        .iter()
-        .any(|w| messages.iter().any(|m| has_phrase(m, w)));
-    if named || long_window_stated(evidence) {
-        return false;
-    }
-    match code.value.as_str() {
+    let listed = match code.value.as_str() {
         "throttling.allocationquota" => true,
         "insufficient_quota" => messages
             .iter()
             .any(|m| m.contains("aliyun.com/") || m.contains("alibabacloud.com/")),
         _ => false,
-    }
+    };
+    // "week allocated quota exceeded", "Free allocated quota exceeded": a window or a free tier
+    // named is what ran out.
+    let named = || {
+        ["free", "day", "week", "month"]
+            .iter()
+            .any(|w| messages.iter().any(|m| has_phrase(m, w)))
+    };
+    listed && !named() && !long_window_stated(evidence)
 }
 
 /// Codes that mean one thing wherever they appear (compared lowercased).
