@@ -1506,11 +1506,11 @@ const STOPPED: &[&str] = &[
     "一時停止",
 ];
 
-/// A serving endpoint that is not running, or not there ("The endpoint is paused, ask a maintainer to restart
-/// it", "Inference component x has no running copies (scaled down to 0)", "The provisioned model
-/// ... is not in service. Current status: Creating"). Not when a limit reached stopped it ("has
-/// reached the set inference limit ..., and the model service has been paused"): the limit is
-/// what the caller must lift.
+/// A serving endpoint that is not running, or not there ("The endpoint is paused, ask a
+/// maintainer to restart it", "Inference component x has no running copies (scaled down to 0)",
+/// "The provisioned model ... is not in service. Current status: Creating", "Endpoint with name
+/// 'x' does not exist"). Not when a limit reached stopped it ("has reached the set inference
+/// limit ..., and the model service has been paused"): the limit is what the caller must lift.
 pub fn serving_stopped(message: &str) -> Option<String> {
     if first(message, ALLOWANCE).is_some() && first(message, USED_UP).is_some() {
         return None;
