@@ -130,6 +130,9 @@ const BILLING: &[&str] = &[
     "środków",
     "srodkow",
     "kredi",
+    // Credit (nl), balance (ar).
+    "tegoed",
+    "رصيد",
 ];
 
 /// Running out.
@@ -230,6 +233,11 @@ const SHORTAGE: &[&str] = &[
     "esgotado",
     "épuisé",
     "aufgebraucht",
+    // Used up, insufficient (nl); insufficient (ar: "رصيدك غير كافٍ").
+    "verbruikt",
+    "opgebruikt",
+    "onvoldoende",
+    "غير كاف",
     "esaurito",
     "habis",
     "tükendi",
@@ -827,6 +835,11 @@ const SAFETY: &[&str] = &[
     "prompt guard",
     "usage policy",
     "usage policies",
+    // Usage policy in es/pt, de.
+    "política de uso",
+    "políticas de uso",
+    "nutzungsrichtlinie",
+    "nutzungsrichtlinien",
     "usage guidelines",
     "responsible ai",
     "high risk",
@@ -1891,6 +1904,8 @@ const USED_UP: &[&str] = &[
     "esgotada",
     "atingido",
     "aufgebraucht",
+    "verbruikt",
+    "opgebruikt",
     "überschritten",
     "erschöpft",
     "épuisé",
@@ -2051,6 +2066,9 @@ const GRANT: &[&str] = &[
     "cuota",
     "cota",
     "kontingent",
+    // German compounds: a day's or a month's allotment ("Tageskontingent ... aufgebraucht").
+    "tageskontingent",
+    "monatskontingent",
     "kuota",
     "kotanız",
     "hạn ngạch",

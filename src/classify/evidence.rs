@@ -203,6 +203,8 @@ impl Evidence {
                     "\"model_context_window_exceeded\"",
                     "\"insufficient_system_resource\"",
                     "\"network_error\"",
+                    // SGLang's aborted stop (`{"type": "abort", "message": ...}`).
+                    "\"abort\"",
                     // Bedrock's stream exceptions (`{"throttlingException": {...}}`) as a relay
                     // passes them on; Coze's `conversation.chat.failed` (`last_error`).
                     "Exception\"",
@@ -867,17 +869,34 @@ impl Evidence {
         }
     }
 
-    /// OpenRouter ends a stream that failed midway with `finish_reason: "error"`.
+    /// OpenRouter ends a stream that failed midway with `finish_reason: "error"`; SGLang an
+    /// aborted one with `finish_reason: {"type": "abort", "message": "KV cache pool is full ..."}`
+    /// (in `choices[]`, or in its native answer's `meta_info`).
     fn read_failed_stop(&mut self, map: &Map<String, Value>, _: usize) {
         let choices = map.get("choices").and_then(Value::as_array);
-        let failed_stop = choices
+        let stops = choices
             .into_iter()
             .flatten()
             .take(MAX_ITEMS)
-            .any(|c| c.get("finish_reason").and_then(Value::as_str) == Some("error"));
-        if failed_stop {
-            self.has_error_envelope = true;
-            self.push_code("finish_reason", "error".to_owned());
+            .filter_map(|c| c.get("finish_reason"))
+            .chain(map.get("meta_info").and_then(|m| m.get("finish_reason")));
+        for stop in stops {
+            match stop {
+                Value::String(reason) if reason == "error" => {
+                    self.has_error_envelope = true;
+                    self.push_code("finish_reason", "error".to_owned());
+                }
+                Value::Object(abort)
+                    if abort.get("type").and_then(Value::as_str) == Some("abort") =>
+                {
+                    if let Some(Value::String(text)) = abort.get("message") {
+                        self.has_error_envelope = true;
+                        self.push_code("finish_reason", "abort".to_owned());
+                        self.push_message(text);
+                    }
+                }
+                _ => {}
+            }
         }
     }
 

@@ -5981,6 +5981,39 @@ fn infrastructure_between_and_signals_that_disagree() {
             r#"{"error":{"message":"Request contains forbidden content, such as violence."}}"#,
             ContentPolicy,
         ),
+        // SGLang's aborted stop, in a stream and in its native answer: its message decides.
+        (
+            200,
+            "data: {\"id\":\"cmpl-0\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\"},\"finish_reason\":{\"type\":\"abort\",\"message\":\"KV cache pool is full. Retract requests.\"}}]}\n\ndata: [DONE]\n\n",
+            Overloaded,
+        ),
+        (
+            200,
+            r#"{"text":"","meta_info":{"id":"a41c","finish_reason":{"type":"abort","message":"Request aborted: the server is overloaded. Retry later."}}}"#,
+            Overloaded,
+        ),
+        (
+            200,
+            r#"{"text":"Hello","meta_info":{"id":"a41c","finish_reason":{"type":"stop","matched":2}}}"#,
+            Ok,
+        ),
+        // A day's or a month's allotment used up, and a balance too low, in German, Dutch and
+        // Arabic: stops, not waits.
+        (
+            429,
+            r#"{"fehler":{"meldung":"Tageskontingent von 1.000 Anfragen aufgebraucht. Zurücksetzung am 16.03.2025 um 00:00 Uhr MEZ.","code":"KONTINGENT_ERSCHOEPFT"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"fout":{"bericht":"Uw maandelijkse tegoed is verbruikt. Het wordt op 1 mei 2025 vernieuwd.","code":"TEGOED_OP"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"success":false,"error":"رصيدك غير كافٍ لإتمام هذا الطلب"}"#,
+            QuotaExhausted,
+        ),
     ]);
     // Apigee's interval names its window.
     assert!(crate::classify::concepts::short_window_in(&[
