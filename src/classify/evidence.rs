@@ -1051,11 +1051,8 @@ impl Evidence {
                 }
                 let violations = detail.get("violations").and_then(Value::as_array);
                 for violation in violations.into_iter().flatten() {
-                    self.read_quota_limit(violation, "quotaId", "quotaValue");
-                    if let Some(id) = violation.get("quotaMetric").and_then(Value::as_str) {
-                        if self.quota_ids.len() < MAX_ITEMS {
-                            self.quota_ids.push(id.to_ascii_lowercase());
-                        }
+                    for key in ["quotaId", "quotaMetric"] {
+                        self.read_quota_limit(violation, key, "quotaValue");
                     }
                     if violation
                         .get("quotaDimensions")
@@ -1199,6 +1196,15 @@ fn success_code(code: &str) -> bool {
             .any(|w| code.eq_ignore_ascii_case(w))
 }
 
+/// Whether `text` ends with `suffix`, ASCII case ignored.
+fn ends_with_ignore_case(text: &str, suffix: &str) -> bool {
+    let text = text.as_bytes();
+    text.len()
+        .checked_sub(suffix.len())
+        .and_then(|from| text.get(from..))
+        .is_some_and(|tail| tail.eq_ignore_ascii_case(suffix.as_bytes()))
+}
+
 /// Whether a body says in so many words that the call succeeded: its message or status is
 /// `success`, `succeeded`, `ok`, `成功` (`操作成功`, `请求成功`), or `"success": true`; or
 /// its message's first sentence ends so ("Statement executed successfully.", "Asynchronous
@@ -1207,20 +1213,13 @@ fn says_succeeded(map: &Map<String, Value>) -> bool {
     let word = |key: &str| {
         map.get(key).and_then(Value::as_str).is_some_and(|s| {
             let s = s.trim().trim_end_matches(['.', '!', '。', '!']);
-            let first = s.split(['.', '。']).next().unwrap_or(s).trim().as_bytes();
-            let ends = |w: &str| {
-                first
-                    .len()
-                    .checked_sub(w.len())
-                    .and_then(|from| first.get(from..))
-                    .is_some_and(|tail| tail.eq_ignore_ascii_case(w.as_bytes()))
-            };
+            let first = s.split(['.', '。']).next().unwrap_or(s).trim();
             ["success", "succeeded", "succeed", "successful", "ok"]
                 .iter()
                 .any(|w| s.eq_ignore_ascii_case(w))
                 || (s.chars().count() <= 6 && s.ends_with("成功"))
-                || ends(" successfully")
-                || ends(" in progress")
+                || ends_with_ignore_case(first, " successfully")
+                || ends_with_ignore_case(first, " in progress")
         })
     };
     map.get("success").and_then(Value::as_bool) == Some(true)
@@ -1241,11 +1240,9 @@ fn says_failed(map: &Map<String, Value>) -> bool {
                 .any(|w| s.eq_ignore_ascii_case(w))
                 // A status that names what failed: `SENSITIVE_WORD_ERROR`,
                 // `GENERATE_AUDIO_FAILED`.
-                || ["_error", "_failed"].iter().any(|w| {
-                    s.len() > w.len()
-                        && s.get(s.len() - w.len()..)
-                            .is_some_and(|end| end.eq_ignore_ascii_case(w))
-                })
+                || ["_error", "_failed"]
+                    .iter()
+                    .any(|w| s.len() > w.len() && ends_with_ignore_case(s, w))
         })
     };
     [

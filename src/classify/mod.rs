@@ -1630,15 +1630,20 @@ fn granted_none(message: &str) -> bool {
 /// quota, please check your plan and billing details" over a per-minute free-tier limit of 10
 /// is a wait of seconds).
 fn google_quota_window(evidence: &Evidence, now_unix_ms: u64) -> Option<Decision> {
-    let exhausted = evidence
-        .codes
-        .iter()
-        .any(|c| c.value == "resource_exhausted");
+    let exhausted = resource_exhausted(evidence);
     let known = evidence
         .quota_ids
         .iter()
         .any(|id| quota_window(id).is_some());
     (exhausted && known).then(|| google_resource_exhausted(evidence, now_unix_ms))
+}
+
+/// Whether a code is Google's `RESOURCE_EXHAUSTED`.
+fn resource_exhausted(evidence: &Evidence) -> bool {
+    evidence
+        .codes
+        .iter()
+        .any(|c| c.value == "resource_exhausted")
 }
 
 /// Google's `RESOURCE_EXHAUSTED` covers per-minute limits, daily quotas and shared capacity;
@@ -2370,10 +2375,7 @@ fn adjust_quota_window(
         // a rate limit or an overload re-sends to a model that cannot answer (the costliest
         // mistake); the opposite mistake only moves this request along its chain. (Google's
         // RESOURCE_EXHAUSTED is read by its own quota ids and retry info.)
-        let google = evidence
-            .codes
-            .iter()
-            .any(|c| c.value == "resource_exhausted");
+        let google = resource_exhausted(evidence);
         // "Capacity limits reached for this model": a bare limit beside a capacity word is the
         // provider's; only a grant used up (quota, credits, usage limit) is the caller's.
         let capacity =
@@ -2458,11 +2460,7 @@ fn long_window_stated(evidence: &Evidence) -> bool {
 /// quotas too.
 fn quota_reset_soon((class, reason): Decision, answer: &Answer, evidence: &Evidence) -> Decision {
     const SOON_MS: u64 = 15 * 60 * 1000;
-    let google = evidence
-        .codes
-        .iter()
-        .any(|c| c.value == "resource_exhausted")
-        || !evidence.quota_ids.is_empty();
+    let google = resource_exhausted(evidence) || !evidence.quota_ids.is_empty();
     // "on requests per day (RPD) ... Please try again in 8.64s": the wait is until one more
     // request fits the day's count, but the day's limit is what stops the caller.
     if google || long_window_stated(evidence) {
