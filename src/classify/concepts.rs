@@ -1446,10 +1446,60 @@ pub fn retry_days_later(message: &str) -> Option<String> {
     Some(format!("concept retry \"{retry}\" + \"{later}\""))
 }
 
+/// Words before the day a limit comes back ("resets nov 1", "renews on december 1st").
+const RESETS_ON: &[&str] = &["resets", "reset on", "renews", "refreshes", "refills"];
+
+const MONTHS: &[&str] = &[
+    "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+];
+
+/// A limit that comes back on a named day of the calendar ("You're out of extra usage · resets
+/// Nov 1"): days away, not minutes. Not with a clock time beside the day ("resets Dec 6,
+/// 10:05"), which may be minutes away.
+pub fn reset_date_in(message: &str) -> Option<String> {
+    RESETS_ON.iter().find_map(|word| {
+        word_offsets(message, word).find_map(|at| {
+            let rest = message.get(at + word.len()..)?.trim_start();
+            let rest = rest.strip_prefix("on ").unwrap_or(rest);
+            let month = MONTHS.iter().find(|m| rest.starts_with(*m))?;
+            let name_end = rest.find(' ')?;
+            let day = rest.get(name_end + 1..)?;
+            let digits = day.bytes().take_while(u8::is_ascii_digit).count();
+            let clock = day
+                .get(..day.len().min(16))
+                .is_some_and(|d| d.contains(':'));
+            let named = rest
+                .get(..name_end)?
+                .bytes()
+                .all(|b| b.is_ascii_alphabetic() || b == b'.');
+            ((1..=2).contains(&digits) && named && !clock)
+                .then(|| format!("{month} {} reset", day.get(..digits).unwrap_or_default()))
+        })
+    })
+}
+
+/// A model's age: retired, or about to be.
+const RETIRED: &[&str] = &[
+    "as legacy",
+    "deprecated",
+    "decommissioned",
+    "retired",
+    "end of life",
+    "end-of-life",
+];
+
 /// A model word with a missing word ("the model gpt-5 does not exist or you do not have access",
 /// "モデルが見つかりません").
 pub fn model_missing(message: &str) -> Option<String> {
-    if first(message, PERMISSION).is_some() || parameter_refused(message).is_some() {
+    if parameter_refused(message).is_some() {
+        return None;
+    }
+    // "Access denied. This Model is marked by provider as Legacy" (Bedrock): the model's age
+    // is why, not the caller's rights.
+    if let Some((model, age)) = near(message, MODEL, RETIRED) {
+        return Some(format!("concept model \"{model}\" + \"{age}\""));
+    }
+    if first(message, PERMISSION).is_some() {
         return None;
     }
     // "模型服务暂时不可用，请稍后重试": unavailable for now is the provider's load, not a
@@ -1825,6 +1875,11 @@ const ALLOWANCE: &[&str] = &[
     "included",
     "limit for your",
     "your limit",
+    // "daily request count exceeded (11201)": a count of calls granted.
+    "request count",
+    "requests count",
+    "call count",
+    "calls count",
     "用量",
     "使用量",
     "配额",
@@ -3159,6 +3214,10 @@ const REQUEST_FAULT: &[&str] = &[
     "illegal",
     "cannot be empty",
     "can not be empty",
+    // "content和tool_calls 字段不能同时为空" (Zhipu 1214): fields that cannot (both) be empty.
+    "不能为空",
+    "不能同时为空",
+    "不可为空",
     "参数",
     "參數",
     "不支持",

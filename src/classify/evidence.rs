@@ -124,7 +124,14 @@ impl Evidence {
         }
         if looks_like_ndjson(trimmed) {
             // Ollama streams NDJSON; an error arrives as its last line.
-            if let Some(line) = trimmed.lines().rev().find(|l| l.contains("\"error\"")) {
+            // Bedrock's stream exceptions and stops as a relay writes them
+            // (`{"throttlingException": {...}}`, `{"messageStop": {"stopReason": ...}}`), Cohere's
+            // `stream-end`: the last line that holds one.
+            if let Some(line) = trimmed
+                .lines()
+                .rev()
+                .find(|l| STREAM_MARKERS.iter().any(|k| l.contains(k)))
+            {
                 self.read_body(line.as_bytes(), depth);
             }
             return;
@@ -167,6 +174,9 @@ impl Evidence {
                 continue;
             } else if let Some(data) = line.strip_prefix("data:") {
                 (data.trim(), event_is_error, false)
+            } else if let Some(data) = line.strip_prefix("error:") {
+                // llama.cpp's server once wrote its stream errors as `error: {...}` lines.
+                (data.trim(), true, false)
             } else if line.trim_start().starts_with('{') {
                 // Gemini has ended a stream with a bare, pretty-printed JSON error object.
                 (text.get(at..).unwrap_or_default().trim(), false, true)
@@ -177,41 +187,7 @@ impl Evidence {
                 }
                 continue;
             };
-            let worth_reading = named_error
-                || [
-                    "\"error\"",
-                    "\"refusal\"",
-                    "\"content_filter\"",
-                    "\"base_resp\"",
-                    // Stop reasons (`REFUSED_STOPS`): Anthropic, Bedrock, Gemini, Zhipu.
-                    "\"stop_reason\"",
-                    "\"stopReason\"",
-                    "\"finishReason\"",
-                    "\"FinishReason\"",
-                    // Cohere's last event carries its `finish_reason` (`ERROR_TOXIC`): v1's
-                    // `stream-end`, v2's `message-end`.
-                    "\"stream-end\"",
-                    "\"message-end\"",
-                    "\"sensitive\"",
-                    // The Responses API's `response.refusal.delta` events.
-                    "\"response.refusal.",
-                    // Gemini's blocked prompt; a relay's `{"code": ..., "msg": ...}`.
-                    "\"promptFeedback\"",
-                    "\"msg\"",
-                    // Failed stops (`FAILED_STOPS`) in OpenAI-style chunks.
-                    "\"model_length\"",
-                    "\"model_context_window_exceeded\"",
-                    "\"insufficient_system_resource\"",
-                    "\"network_error\"",
-                    // SGLang's aborted stop (`{"type": "abort", "message": ...}`).
-                    "\"abort\"",
-                    // Bedrock's stream exceptions (`{"throttlingException": {...}}`) as a relay
-                    // passes them on; Coze's `conversation.chat.failed` (`last_error`).
-                    "Exception\"",
-                    "\"last_error\"",
-                ]
-                .iter()
-                .any(|k| payload.contains(k));
+            let worth_reading = named_error || STREAM_MARKERS.iter().any(|k| payload.contains(k));
             if !worth_reading {
                 continue;
             }
@@ -229,6 +205,11 @@ impl Evidence {
             // A payload that mentions an error but is not JSON (one OpenAI stream has an
             // unbalanced `)`) counts as one too.
             if named_error || found.has_error_envelope || (!bare && found.json.is_none()) {
+                // An error event in a shape no reader knows (Poe's `{"text": "You have run
+                // out of daily points ...", "allow_retry": false}`): its sentences speak.
+                if named_error && found.messages.is_empty() {
+                    found.read_sentences();
+                }
                 found.has_error_envelope = true;
                 if let Some(name) = exception {
                     found.push_code("exception", name.to_owned());
@@ -509,7 +490,15 @@ impl Evidence {
             if let Some((name, Value::Object(exception))) = map.iter().next() {
                 if name.ends_with("Exception") && exception.contains_key("message") {
                     self.has_error_envelope = true;
-                    self.push_code("exception", name.clone());
+                    // `modelStreamErrorException` passes on what the model answered
+                    // (`"originalStatusCode": 400`): a request fault is not the stream's.
+                    let original = exception.get("originalStatusCode").and_then(http_status);
+                    if original.is_some() && self.inner_status.is_none() {
+                        self.inner_status = original;
+                    }
+                    if !original.is_some_and(|s| s < 500 && s != 429) {
+                        self.push_code("exception", name.clone());
+                    }
                     self.read_error_object(exception, depth);
                 }
             }
@@ -563,6 +552,21 @@ impl Evidence {
         if let Some(Value::String(text)) = map.get("fault").and_then(|f| f.get("faultstring")) {
             self.has_error_envelope = true;
             self.push_message(text);
+        }
+    }
+
+    /// An agent run's result flagged as an error (Claude Code's `{"type": "result", "subtype":
+    /// "success", "is_error": true, "result": "API Error: 429 {...}"}`): its text is the
+    /// error, and an upstream body inside it is read.
+    fn read_flagged_result(&mut self, map: &Map<String, Value>, depth: usize) {
+        if let (Some(Value::Bool(true)), Some(Value::String(text))) =
+            (map.get("is_error"), map.get("result"))
+        {
+            self.has_error_envelope = true;
+            self.push_message(text);
+            if depth < MAX_NESTING {
+                self.read_embedded(text, depth);
+            }
         }
     }
 
@@ -1139,10 +1143,10 @@ impl Evidence {
                 Value::String(text) if is_sentence(text) && out.len() < 4 => {
                     out.push(text.clone());
                 }
-                Value::Object(map) if depth < 3 => {
+                Value::Object(map) if depth < 5 => {
                     map.values().for_each(|v| walk(v, depth + 1, out));
                 }
-                Value::Array(items) if depth < 3 => {
+                Value::Array(items) if depth < 5 => {
                     items.iter().take(4).for_each(|v| walk(v, depth + 1, out));
                 }
                 _ => {}
@@ -1303,6 +1307,7 @@ const ENVELOPES: &[Reader] = &[
     Evidence::read_cloud_api_error,
     Evidence::read_fault,
     Evidence::read_error_text,
+    Evidence::read_flagged_result,
 ];
 
 /// What an answer (or a task's state) says of itself: a failed result one level down, stop
@@ -1781,6 +1786,43 @@ fn looks_like_sse(text: &str) -> bool {
         .take(8)
         .any(|l| l.starts_with("data:") || l.starts_with("event:"))
 }
+
+/// What a stream's event or line must hold to be worth parsing: an error, a refusal, a stop
+/// reason, an exception, a relay's message.
+const STREAM_MARKERS: &[&str] = &[
+    "\"error\"",
+    "\"refusal\"",
+    "\"content_filter\"",
+    "\"base_resp\"",
+    // Baidu Qianfan's `{"error_code": 18, "error_msg": "Open api qps request limit reached"}`.
+    "\"error_code\"",
+    // Stop reasons (`REFUSED_STOPS`): Anthropic, Bedrock, Gemini, Zhipu.
+    "\"stop_reason\"",
+    "\"stopReason\"",
+    "\"finishReason\"",
+    "\"FinishReason\"",
+    // Cohere's last event carries its `finish_reason` (`ERROR_TOXIC`): v1's
+    // `stream-end`, v2's `message-end`.
+    "\"stream-end\"",
+    "\"message-end\"",
+    "\"sensitive\"",
+    // The Responses API's `response.refusal.delta` events.
+    "\"response.refusal.",
+    // Gemini's blocked prompt; a relay's `{"code": ..., "msg": ...}`.
+    "\"promptFeedback\"",
+    "\"msg\"",
+    // Failed stops (`FAILED_STOPS`) in OpenAI-style chunks.
+    "\"model_length\"",
+    "\"model_context_window_exceeded\"",
+    "\"insufficient_system_resource\"",
+    "\"network_error\"",
+    // SGLang's aborted stop (`{"type": "abort", "message": ...}`).
+    "\"abort\"",
+    // Bedrock's stream exceptions (`{"throttlingException": {...}}`) as a relay
+    // passes them on; Coze's `conversation.chat.failed` (`last_error`).
+    "Exception\"",
+    "\"last_error\"",
+];
 
 fn looks_like_ndjson(text: &str) -> bool {
     text.starts_with('{') && text.contains("}\n{")

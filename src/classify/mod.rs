@@ -283,8 +283,15 @@ fn evidence_of(answer: &Answer) -> Evidence {
         }
     }
     // An error envelope whose keys are in another language (`{"erro": {"mensagem": ...}}`,
-    // `{"hata": {"mesaj": ...}}`): under an error status, its sentences are the message.
-    if answer.status >= 400 && evidence.messages.is_empty() {
+    // `{"hata": {"mesaj": ...}}`), or whose message only says "Error" (Connect's
+    // `{"code": "resource_exhausted", "message": "Error", "details": [{"debug": {...}}]}`):
+    // under an error status, its sentences are the message.
+    const SAYS_NOTHING: &[&str] = &["error", "unknown error", "an error occurred"];
+    let says_nothing = evidence
+        .messages
+        .iter()
+        .all(|m| SAYS_NOTHING.contains(&m.trim_end_matches(['.', '!'])));
+    if answer.status >= 400 && says_nothing {
         evidence.read_sentences();
     }
     evidence
@@ -833,7 +840,16 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
             .iter()
             .any(|m| concepts::account_blocked(m).is_some())
     };
-    if let Some(p) = phrase_in(evidence, CONTENT).filter(|_| !account_blocked()) {
+    // "Unrecognized request argument supplied: content_filter_policy": a field's name.
+    const UNKNOWN_FIELD: &[&str] = &[
+        "unrecognized request argument",
+        "unrecognized argument",
+        "unrecognized parameter",
+        "unknown parameter",
+        "unexpected keyword argument",
+    ];
+    let field_named = || phrase_in(evidence, UNKNOWN_FIELD).is_some();
+    if let Some(p) = phrase_in(evidence, CONTENT).filter(|_| !account_blocked() && !field_named()) {
         return Some((ErrorClass::ContentPolicy, p));
     }
     if let Some(p) = wrong_path(evidence) {
@@ -1049,6 +1065,11 @@ fn allowance_used_up(evidence: &Evidence) -> Option<String> {
     evidence.messages.iter().find_map(|m| {
         // "trial token rate limit exceeded, limit is 100000 tokens per minute": a wait helps.
         if concepts::per_minute_limit_in(std::slice::from_ref(m)) {
+            return None;
+        }
+        // "Free tier rate limit exceeded for x. Slow down and retry shortly": the free tier's
+        // rate, not its allowance (a day's window, if named, is read with the rate limit).
+        if has_phrase(m, "rate limit") {
             return None;
         }
         let allowance = ALLOWANCE.iter().find(|a| has_phrase(m, a))?;
@@ -2413,6 +2434,7 @@ fn adjust_quota_window(
         long_window_in(m)
             .or_else(|| period_limit_in(m))
             .or_else(|| plan_limit_in(m))
+            .or_else(|| concepts::reset_date_in(m))
     }) {
         return (
             ErrorClass::QuotaExhausted,
@@ -2450,6 +2472,7 @@ fn long_window_stated(evidence: &Evidence) -> bool {
                 || period_limit_in(m).is_some()
                 || plan_limit_in(m).is_some()
                 || concepts::retry_days_later(m).is_some()
+                || concepts::reset_date_in(m).is_some()
         })
 }
 

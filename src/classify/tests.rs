@@ -6028,3 +6028,149 @@ fn assert_classes(cases: &[(u16, &str, ErrorClass)]) {
         assert_eq!(v.class, *want, "{body}: {}", v.reason);
     }
 }
+
+#[test]
+fn agent_results_calendar_resets_and_named_fields() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // An agent run's result flagged as an error: its text, and the body inside it, speak.
+        (
+            200,
+            r#"{"type":"result","subtype":"success","is_error":true,"num_turns":1,"result":"5-hour limit reached ∙ resets 5am","total_cost_usd":0}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"type":"result","subtype":"success","is_error":true,"num_turns":2,"result":"API Error: 429 {\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"This request would exceed your organization's rate limit of 400,000 input tokens per minute.\"}}"}"#,
+            RateLimited,
+        ),
+        // ... not when the flag is false, and not a tool's result inside a message.
+        (
+            200,
+            r#"{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"The 5-hour limit is a plan setting."}"#,
+            Ok,
+        ),
+        // A count of calls granted, used up: at any status.
+        (
+            200,
+            r#"{"header":{"code":11201,"message":"authorization error: daily request count exceeded (11201)","sid":"cht000b1e3a","status":2}}"#,
+            QuotaExhausted,
+        ),
+        (
+            400,
+            r#"{"error":{"code":11201,"message":"daily request count exceeded"}}"#,
+            QuotaExhausted,
+        ),
+        // A reset on a named day of the calendar is days away ...
+        (
+            429,
+            r#"{"type":"error","error":{"type":"rate_limit_error","message":"You're out of extra usage · resets Nov 1. Ask your workspace admin to enable more extra usage."}}"#,
+            QuotaExhausted,
+        ),
+        // ... not a per-minute limit that names no day.
+        (
+            429,
+            r#"{"type":"error","error":{"type":"rate_limit_error","message":"Rate limit of 50 requests per minute reached; it resets in 12 seconds."}}"#,
+            RateLimited,
+        ),
+        // A model retired or marked legacy: the model's age, not the caller's rights.
+        (
+            404,
+            r#"{"message":"Access denied. This Model is marked by provider as Legacy and you have not been actively using the model in the last 30 days. Please upgrade to an active model on Amazon Bedrock"}"#,
+            ModelUnavailable,
+        ),
+        (
+            403,
+            r#"{"message":"Access denied. You do not have access to this resource."}"#,
+            Auth,
+        ),
+        // An error event in a shape no reader knows: its sentences speak.
+        (
+            200,
+            "event: text\ndata: {\"text\": \"Hello\"}\n\nevent: error\ndata: {\"text\": \"You have run out of daily points for this bot. Points refresh in 19 hours.\", \"allow_retry\": false}\n\nevent: done\ndata: {}\n\n",
+            QuotaExhausted,
+        ),
+        // A message that only says "Error": the details' sentences speak.
+        (
+            429,
+            r#"{"code":"resource_exhausted","message":"Error","details":[{"type":"aiserver.v1.ErrorDetails","debug":{"error":"ERROR_USAGE_LIMIT_EXCEEDED","details":{"title":"You've hit your usage limit","detail":"You've used your included usage for this billing cycle. Resets Jul 3.","isRetryable":false}}}]}"#,
+            QuotaExhausted,
+        ),
+        // A free tier's rate, not its allowance.
+        (
+            429,
+            r#"{"error":{"message":"Free tier rate limit exceeded for anthropic/claude-sonnet-4. Slow down and retry shortly.","type":"rate_limit_exceeded"}}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Your free tier has been exhausted for this model.","type":"insufficient_quota"}}"#,
+            QuotaExhausted,
+        ),
+        // A field named like a filter is a field.
+        (
+            400,
+            r#"{"error":{"message":"Unrecognized request argument supplied: content_filter_policy","type":"invalid_request_error","param":null,"code":null}}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"The response was filtered due to the prompt triggering content_filter.","type":null,"param":"prompt","code":"content_filter"}}"#,
+            ContentPolicy,
+        ),
+    ]);
+}
+
+#[test]
+fn errors_after_a_stream_started() {
+    use ErrorClass::*;
+    let bedrock = |last: &str| {
+        format!(
+            "{{\"messageStart\":{{\"role\":\"assistant\"}}}}\n{{\"contentBlockDelta\":{{\"delta\":{{\"text\":\"Based on the logs, the\"}},\"contentBlockIndex\":0}}}}\n{last}\n"
+        )
+    };
+    let cases = [
+        // Bedrock's stream exceptions and stops as a relay writes them, one JSON per line.
+        (
+            bedrock(r#"{"throttlingException":{"message":"Too many requests, please wait before trying again."}}"#),
+            RateLimited,
+        ),
+        (
+            bedrock(r#"{"serviceUnavailableException":{"message":"Bedrock is unable to process your request."}}"#),
+            Overloaded,
+        ),
+        (
+            bedrock(r#"{"messageStop":{"stopReason":"guardrail_intervened"}}"#),
+            ContentPolicy,
+        ),
+        (bedrock(r#"{"messageStop":{"stopReason":"end_turn"}}"#), Ok),
+        // The model's own 4xx inside a stream error is the request's fault, not the stream's.
+        (
+            bedrock(r#"{"modelStreamErrorException":{"message":"The model returned the following errors: messages.3: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_01.","originalStatusCode":400,"originalMessage":"messages.3: `tool_use` ids were found without `tool_result` blocks immediately after"}}"#),
+            BadRequest,
+        ),
+        (
+            bedrock(r#"{"modelStreamErrorException":{"message":"The system encountered an unexpected error during processing. Try your request again.","originalStatusCode":529}}"#),
+            Overloaded,
+        ),
+        // llama.cpp's old `error:` line.
+        (
+            "error: {\"code\":400,\"message\":\"the request exceeds the available context size. try increasing the context size or enable context shift\",\"type\":\"invalid_request_error\"}\n\ndata: [DONE]\n\n".to_owned(),
+            ContextOverflow,
+        ),
+        // Qianfan's error after a first sentence.
+        (
+            "data: {\"id\":\"as-7b1c\",\"object\":\"chat.completion\",\"sentence_id\":0,\"is_end\":false,\"result\":\"好的，\"}\n\ndata: {\"error_code\":18,\"error_msg\":\"Open api qps request limit reached\"}\n\n".to_owned(),
+            RateLimited,
+        ),
+        // Zhipu: two fields that cannot both be empty.
+        (
+            "data: {\"error\":{\"code\":\"1214\",\"message\":\"messages[3]:content和tool_calls 字段不能同时为空\"}}\n\n".to_owned(),
+            BadRequest,
+        ),
+    ];
+    for (body, want) in cases {
+        let v = answer(200, &[], &body);
+        assert_eq!(v.class, want, "{body}: {}", v.reason);
+    }
+}

@@ -104,6 +104,11 @@ CASES = [
     ("acme-2", 429, {}, {"error": {"code": "insufficient_quota", "message": "You exceeded your current quota, please check your plan and billing details. For details, see: https://help.aliyun.com/zh/model-studio/error-code#token-limit", "param": None, "type": "insufficient_quota"}, "request_id": ""}, "rate_limited", None, False),
     ("acme-2", 429, {}, {"error": {"code": 429, "message": "Quota exceeded for quota metric 'Generate Content API requests per minute' and limit 'GenerateContent request limit per minute for a region' of service 'generativelanguage.googleapis.com'.", "status": "RESOURCE_EXHAUSTED", "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "RATE_LIMIT_EXCEEDED", "domain": "googleapis.com", "metadata": {"quota_limit_value": "0", "quota_limit": "GenerateContentRequestsPerMinutePerProjectPerRegion"}}]}}, "quota_exhausted", None, True),
     ("acme-3", 400, {}, {"error": "Bad Request: The endpoint is paused, ask a maintainer to restart it"}, "model_unavailable", None, True),
+    # Written from the probe files of 2026-12-06: a limit that resets on a named day of the
+    # calendar (a stop, whatever type the body gives it), a model marked legacy behind an
+    # "access denied" (the model's, not the key's).
+    ("acme-2", 429, {}, {"type": "error", "error": {"type": "rate_limit_error", "message": "You're out of extra usage \u00b7 resets Nov 1. Ask your workspace admin to enable more extra usage."}}, "quota_exhausted", None, True),
+    ("acme-3", 404, {}, {"message": "Access denied. This Model is marked by provider as Legacy and you have not been actively using the model in the last 30 days. Please upgrade to an active model on Amazon Bedrock"}, "model_unavailable", None, True),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
