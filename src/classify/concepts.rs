@@ -51,6 +51,8 @@ const BILLING: &[&str] = &[
     "訂閱",
     "プラン",
     "요금제",
+    // Charges: "미납 요금으로 인해 ... 일시 정지" (suspended for unpaid charges).
+    "요금",
     "余额",
     "餘額",
     "欠费",
@@ -1886,6 +1888,9 @@ const ALLOWANCE: &[&str] = &[
     "配額",
     "次数",
     "次數",
+    "业务量",
+    "調用量",
+    "调用量",
     "上限",
     // "無料枠を使い切りました" (the free allowance is used up), "利用枠".
     "枠",
@@ -1942,6 +1947,10 @@ const USED_UP: &[&str] = &[
     "도달",
     "已用完",
     "已用尽",
+    // "业务量超过限制" (iFlytek 11200: the volume granted is exceeded); not a bare 超过, said
+    // of windows and sizes too ("输入token超过模型上下文窗口上限").
+    "超过限制",
+    "超過限制",
     "已达",
     "已達",
     "用完",
@@ -2757,6 +2766,10 @@ pub fn model_permission_denied(message: &str) -> Option<String> {
         "this model",
         "the model",
         "that model",
+        // No article in Chinese, Japanese or Korean: "您没有权限访问模型 x".
+        "模型",
+        "モデル",
+        "모델",
     ];
     /// Kept from this caller ("Model access denied", "must be verified to use the model").
     const DENIED: &[&str] = &[
@@ -2775,6 +2788,11 @@ pub fn model_permission_denied(message: &str) -> Option<String> {
     if permission_denied(message).is_some() {
         if let Some(model) = first(message, THE_MODEL) {
             return Some(format!("concept permission to \"{model}\""));
+        }
+        // "This API key does not have permission to use model gpt-image-1": a model named by
+        // its id.
+        if let (Some(_), Some(id)) = (first(message, MODEL), model_id_in(message)) {
+            return Some(format!("concept permission to model \"{id}\""));
         }
     }
     // "This model is restricted to 3 requests per minute" is a rate.

@@ -193,7 +193,9 @@ pub fn tie_break(
     prior: ErrorClass,
     basis: Basis,
 ) -> Option<(ErrorClass, String)> {
-    if basis == Basis::GenericCode && !weights::ON_GENERIC_CODES {
+    // A web server's or a proxy's page: the status it chose says more than its words, which
+    // are the server's boilerplate ("The requested URL could not be retrieved").
+    if (basis == Basis::GenericCode && !weights::ON_GENERIC_CODES) || evidence.html_page {
         return None;
     }
     let (class, top) = predict(&tokens(evidence, status))?;

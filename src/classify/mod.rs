@@ -351,7 +351,11 @@ fn allowance_over_weak(
                 .or_else(|| period_limit_in(m))
                 .filter(|_| {
                     // "the maximum number of requests for today": a limit named with its window.
-                    concepts::allowance_word_in(m) || has_phrase(m, "maximum number of")
+                    // "월간 토큰 한도를 초과했습니다": a month's 한도 (limit), which alone is any
+                    // bound.
+                    concepts::allowance_word_in(m)
+                        || has_phrase(m, "maximum number of")
+                        || has_phrase(m, "한도")
                 })?;
             Some(format!("a {window} limit"))
         })
@@ -472,6 +476,20 @@ fn code_decides(
     status: u16,
 ) -> Decision {
     let decision = (class, format!("{}={}", code.field, code.value));
+    // A refusal code over words that say the model is what is kept from the caller ("您没有权限
+    // 访问模型 step-2-16k" typed `permission_denied`): another model serves.
+    if class == ErrorClass::Auth && code.value.contains("permission") {
+        if let Some(r) = evidence
+            .messages
+            .iter()
+            .find_map(|m| concepts::model_permission_denied(m))
+        {
+            return (
+                ErrorClass::ModelUnavailable,
+                format!("{r} over {}", decision.1),
+            );
+        }
+    }
     if !code.value.bytes().all(|b| b.is_ascii_digit()) {
         return decision;
     }
@@ -540,9 +558,10 @@ pub struct TieBreakInput {
 pub fn tie_break_input(answer: &Answer) -> TieBreakInput {
     let evidence = evidence_of(answer);
     let rules = rules::Rules::default();
+    // A page the tie-breaker never reads (`learned::tie_break`) is no candidate either.
     let weak = match settle(answer, &evidence, &rules) {
-        Settled::Strong(..) => None,
-        Settled::Weak((class, _), basis) => Some((class, basis)),
+        Settled::Weak((class, _), basis) if !evidence.html_page => Some((class, basis)),
+        _ => None,
     };
     TieBreakInput {
         tokens: learned::tokens(&evidence, answer.status),

@@ -6107,6 +6107,57 @@ fn agent_results_calendar_resets_and_named_fields() {
             r#"{"error":{"message":"Your free tier has been exhausted for this model.","type":"insufficient_quota"}}"#,
             QuotaExhausted,
         ),
+        // Suspended for unpaid charges (Korean): a stop, whatever the 403 says.
+        (
+            403,
+            r#"{"status":{"code":"40303","message":"미납 요금으로 인해 CLOVA Studio 이용이 일시 정지되었습니다. 결제 후 다시 시도해 주세요."},"result":null}"#,
+            QuotaExhausted,
+        ),
+        // The volume granted, exceeded (iFlytek 11200 inside a 200) ...
+        (
+            200,
+            r#"{"code":11200,"message":"授权错误：该appId没有相关功能的授权 或者 业务量超过限制","sid":"cht000b7e35"}"#,
+            QuotaExhausted,
+        ),
+        // ... not any bound exceeded ("the per-second request limit was exceeded").
+        (
+            429,
+            r#"{"result":"NG","errorCode":"E4291","errorMessage":"秒間リクエスト数の上限を超過しました。Retry-After ヘッダーの秒数経過後に再送してください。"}"#,
+            RateLimited,
+        ),
+        // A month's limit (한도) under a bare 403.
+        (
+            403,
+            r#"{"resultCode":"4032","resultMessage":"월간 토큰 한도를 초과했습니다. 다음 달 1일에 초기화됩니다."}"#,
+            QuotaExhausted,
+        ),
+        // A refusal code over words that keep the model from the caller: another model serves.
+        (
+            403,
+            r#"{"error":{"message":"您没有权限访问模型 step-2-16k，请联系商务开通","type":"permission_denied"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"You do not have permission to access the model gpt-5.","type":"permission_denied"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"Your API key does not have permission to use the specified resource.","type":"permission_denied"}}"#,
+            Auth,
+        ),
+        (
+            403,
+            r#"{"error":{"err_code":-10008,"message":"This API key does not have permission to use model gpt-image-1"}}"#,
+            ModelUnavailable,
+        ),
+        // A proxy's page: its status speaks, not its boilerplate about URLs.
+        (
+            504,
+            "<!DOCTYPE html PUBLIC \"-//W3C//DTD HTML 4.01//EN\">\n<html><head><title>ERROR: The requested URL could not be retrieved</title></head><body id=ERR_READ_TIMEOUT>\n<h1>ERROR</h1>\n<h2>The requested URL could not be retrieved</h2>\n<p>The following error was encountered while trying to retrieve the URL: <a href=\"https://api.openai.com/v1/chat/completions\">https://api.openai.com/v1/chat/completions</a></p>\n<blockquote id=\"error\"><p><b>Read Timeout</b></p></blockquote>\n</body></html>\n",
+            Timeout,
+        ),
         // A field named like a filter is a field.
         (
             400,
