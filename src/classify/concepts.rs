@@ -417,6 +417,8 @@ const MISSING: &[&str] = &[
     // Not loaded here (yet): "Loading model", "model is currently loading", "no models loaded".
     "loading",
     "not loaded",
+    // LM Studio: "Model unloaded."
+    "unloaded",
     "no models loaded",
     "no model is loaded",
     "not been loaded",
@@ -2777,6 +2779,7 @@ pub fn model_permission_denied(message: &str) -> Option<String> {
         "restricted",
         "must be verified",
         "not allowed to use",
+        "not permitted to use",
         "not authorized to use",
         "not authorized to access",
         "访问权限",

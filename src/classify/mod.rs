@@ -789,6 +789,8 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
         "exceed context limit",
         "context window",
         "prompt is too long",
+        // llama.cpp: "Input prompt is too big compared to KV size".
+        "prompt is too big",
         "input is too long",
         "request too large",
         "reduce the length of the messages",
@@ -1899,6 +1901,8 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
             &[
                 "timed out",
                 "timeout",
+                // Python's `httpx.ReadTimeout('')` named in a relay's text.
+                "readtimeout",
                 "time-out",
                 "time out",
                 "deadline exceeded",

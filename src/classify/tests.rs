@@ -6152,11 +6152,33 @@ fn agent_results_calendar_resets_and_named_fields() {
             r#"{"error":{"err_code":-10008,"message":"This API key does not have permission to use model gpt-image-1"}}"#,
             ModelUnavailable,
         ),
+        (
+            403,
+            r#"{"error":"Forbidden","message":"This API key is not permitted to use model claude-opus-4-1-20250805"}"#,
+            ModelUnavailable,
+        ),
         // A proxy's page: its status speaks, not its boilerplate about URLs.
         (
             504,
             "<!DOCTYPE html PUBLIC \"-//W3C//DTD HTML 4.01//EN\">\n<html><head><title>ERROR: The requested URL could not be retrieved</title></head><body id=ERR_READ_TIMEOUT>\n<h1>ERROR</h1>\n<h2>The requested URL could not be retrieved</h2>\n<p>The following error was encountered while trying to retrieve the URL: <a href=\"https://api.openai.com/v1/chat/completions\">https://api.openai.com/v1/chat/completions</a></p>\n<blockquote id=\"error\"><p><b>Read Timeout</b></p></blockquote>\n</body></html>\n",
             Timeout,
+        ),
+        // A client's timeout named in a relay's text; a prompt too big for the server's KV
+        // cache; a model unloaded from memory.
+        (
+            500,
+            r#"{"error":"Error: Current provider response failed: ReadTimeout('')"}"#,
+            Timeout,
+        ),
+        (
+            500,
+            r#"{"error":{"code":500,"message":"Input prompt is too big compared to KV size. Please try increasing KV size.","type":"server_error"}}"#,
+            ContextOverflow,
+        ),
+        (
+            200,
+            "data: {\"error\":{\"message\":\"Model unloaded.\",\"type\":\"server_error\"}}\n\n",
+            ModelUnavailable,
         ),
         // A field named like a filter is a field.
         (
