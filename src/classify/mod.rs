@@ -476,20 +476,6 @@ fn code_decides(
     status: u16,
 ) -> Decision {
     let decision = (class, format!("{}={}", code.field, code.value));
-    // A refusal code over words that say the model is what is kept from the caller ("您没有权限
-    // 访问模型 step-2-16k" typed `permission_denied`): another model serves.
-    if class == ErrorClass::Auth && code.value.contains("permission") {
-        if let Some(r) = evidence
-            .messages
-            .iter()
-            .find_map(|m| concepts::model_permission_denied(m))
-        {
-            return (
-                ErrorClass::ModelUnavailable,
-                format!("{r} over {}", decision.1),
-            );
-        }
-    }
     if !code.value.bytes().all(|b| b.is_ascii_digit()) {
         return decision;
     }
@@ -1619,13 +1605,18 @@ fn specific_code(evidence: &Evidence, now_unix_ms: u64, status: u16) -> Option<D
             let reason = format!("{}={}", code.field, code.value);
             let messages = &evidence.messages;
             // A permission code is not always a refused key. The message may say the model is
-            // refused ("gemini-2.5-pro is not available on the free tier"): another model
-            // serves. Or it may state a rate ("Too many requests: 61 requests in the last 60
+            // refused ("gemini-2.5-pro is not available on the free tier", "您没有权限访问模型
+            // step-2-16k"): another model serves. Or it may state a rate ("Too many requests: 61 requests in the last 60
             // seconds"): a refused key states no window; waiting helps.
             if *class == ErrorClass::Auth {
                 let permission = code.value.contains("permission");
                 let model = permission
-                    .then(|| messages.iter().find_map(|m| concepts::model_missing(m)))
+                    .then(|| {
+                        messages.iter().find_map(|m| {
+                            concepts::model_missing(m)
+                                .or_else(|| concepts::model_permission_denied(m))
+                        })
+                    })
                     .flatten();
                 if let Some(m) = model {
                     return Some((ErrorClass::ModelUnavailable, format!("{reason}, {m}")));
@@ -2303,14 +2294,7 @@ fn payload_limit(evidence: &Evidence) -> bool {
 fn wait_hint(answer: &Answer, evidence: &Evidence, class: ErrorClass) -> (Option<u64>, WaitHint) {
     let now = answer.now_unix_ms;
     let header_ms = |name: &str| answer.header(name).map(wait::retry_after_ms);
-    let messages = || {
-        wait::first_plausible(
-            evidence
-                .messages
-                .iter()
-                .filter_map(|m| wait::from_message(m)),
-        )
-    };
+    let messages = || message_wait(evidence);
     let is_limit = matches!(class, ErrorClass::RateLimited | ErrorClass::QuotaExhausted);
     let sources: [&dyn Fn() -> Option<wait::Stated>; 7] = [
         &|| header_ms("retry-after-ms"),
@@ -2350,6 +2334,16 @@ fn wait_hint(answer: &Answer, evidence: &Evidence, class: ErrorClass) -> (Option
         WaitHint::Absent
     };
     (None, hint)
+}
+
+/// The first plausible wait the messages state ("try again in 8.64s").
+fn message_wait(evidence: &Evidence) -> Option<wait::Stated> {
+    wait::first_plausible(
+        evidence
+            .messages
+            .iter()
+            .filter_map(|m| wait::from_message(m)),
+    )
 }
 
 /// The reset time of whichever limit reports zero remaining (OpenAI/Groq `x-ratelimit-*`,
@@ -2516,14 +2510,7 @@ fn quota_reset_soon((class, reason): Decision, answer: &Answer, evidence: &Evide
         .json
         .as_ref()
         .and_then(|j| wait::body_fields(j, answer.now_unix_ms))
-        .or_else(|| {
-            wait::first_plausible(
-                evidence
-                    .messages
-                    .iter()
-                    .filter_map(|m| wait::from_message(m)),
-            )
-        });
+        .or_else(|| message_wait(evidence));
     match stated {
         Some(wait::Stated::Wait(ms)) if ms <= SOON_MS => (
             ErrorClass::RateLimited,
