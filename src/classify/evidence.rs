@@ -444,12 +444,31 @@ impl Evidence {
 
     /// A proxy that passes the upstream's answer on as a string beside its own words:
     /// `{"error": "upstream_error", "upstream_status": 429, "upstream_body": "{...}"}`.
+    /// Also `"upstream_error": "{...}"`, and a plain `"body": "{...}"` (or `responseBody`) beside
+    /// an error status of its own (`{"ok": false, "status": 402, "body": "{...}"}`).
     fn read_upstream_body(&mut self, map: &Map<String, Value>, depth: usize) {
-        if depth < MAX_NESTING {
-            if let Some(Value::String(text)) = map.get("upstream_body") {
+        if depth >= MAX_NESTING {
+            return;
+        }
+        let status = ["upstream_status", "status", "status_code", "statusCode"]
+            .iter()
+            .find_map(|k| map.get(*k).and_then(http_status));
+        let named = ["upstream_body", "upstream_error", "upstream_response"]
+            .iter()
+            .find_map(|k| map.get(*k).and_then(Value::as_str));
+        let beside_status = || {
+            status.and(
+                ["body", "responseBody", "response_body"]
+                    .iter()
+                    .find_map(|k| map.get(*k).and_then(Value::as_str)),
+            )
+        };
+        if let Some(text) = named.or_else(beside_status) {
+            if text.trim_start().starts_with('{') {
+                self.has_error_envelope = true;
                 self.read_embedded(text, depth);
                 if self.inner_status.is_none() {
-                    self.inner_status = map.get("upstream_status").and_then(http_status);
+                    self.inner_status = status;
                 }
             }
         }
@@ -979,6 +998,9 @@ impl Evidence {
                 }
             }
         }
+        // `{"error": {"message": "upstream responded 429", "upstream_status": 429, "body":
+        // "{...}"}}`: the upstream's body beside the wrapper's words.
+        self.read_upstream_body(error, depth);
         if self.inner_status.is_none() {
             self.inner_status = ["code", "status"]
                 .iter()

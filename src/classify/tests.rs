@@ -6180,6 +6180,28 @@ fn agent_results_calendar_resets_and_named_fields() {
             "data: {\"error\":{\"message\":\"Model unloaded.\",\"type\":\"server_error\"}}\n\n",
             ModelUnavailable,
         ),
+        // An upstream's body passed on as a string beside the wrapper's words and status.
+        (
+            500,
+            r#"{"error":{"message":"upstream responded 429","type":"upstream_error","upstream_status":429,"body":"{\"error\":{\"message\":\"You exceeded your current quota, please check your plan and billing details.\",\"type\":\"insufficient_quota\",\"code\":\"insufficient_quota\"}}"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"ok":false,"status":402,"body":"{\"error\":{\"message\":\"Insufficient credits. Add more using https://openrouter.ai/settings/credits\",\"code\":402}}"}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"success":false,"code":"UPSTREAM_429","message":"upstream provider error","upstream_error":"{\"error\":{\"message\":\"Requests rate limit exceeded\",\"type\":\"rate_limit_error\"}}"}"#,
+            RateLimited,
+        ),
+        // ... not a success's own `body` field.
+        (
+            200,
+            r#"{"status":"done","body":"{\"note\":\"You exceeded your current quota last month.\"}"}"#,
+            Ok,
+        ),
         // A field named like a filter is a field.
         (
             400,
