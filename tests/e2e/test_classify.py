@@ -109,6 +109,9 @@ CASES = [
     # "access denied" (the model's, not the key's).
     ("acme-2", 429, {}, {"type": "error", "error": {"type": "rate_limit_error", "message": "You're out of extra usage \u00b7 resets Nov 1. Ask your workspace admin to enable more extra usage."}}, "quota_exhausted", None, True),
     ("acme-3", 404, {}, {"message": "Access denied. This Model is marked by provider as Legacy and you have not been actively using the model in the last 30 days. Please upgrade to an active model on Amazon Bedrock"}, "model_unavailable", None, True),
+    # A gateway's 500 around an upstream's quota stop passed on as a string in `body`: the
+    # stop, not the gateway's failure (read as load, it would be re-sent).
+    ("acme-2", 500, {}, {"error": {"message": "upstream responded 429", "type": "upstream_error", "upstream_status": 429, "body": "{\"error\": {\"message\": \"You exceeded your current quota, please check your plan and billing details.\", \"type\": \"insufficient_quota\", \"code\": \"insufficient_quota\"}}"}}, "quota_exhausted", None, True),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
