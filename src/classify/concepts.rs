@@ -967,6 +967,9 @@ const SAFETY: &[&str] = &[
     "違禁",
     "不合规",
     "不合規",
+    // The same in English as Chinese clouds translate it ("containing non-compliant content").
+    "non-compliant",
+    "noncompliant",
     "色情",
     "暴恐",
     "ブロック",
@@ -1115,6 +1118,9 @@ const SHORT_WINDOW: &[&str] = &[
     "秒內",
     "分以内",
     "秒以内",
+    // "秒間リクエスト数の上限" (requests per second), "1分間に60回".
+    "秒間",
+    "分間",
 ];
 
 /// Short windows in Spanish, Portuguese, French, German, Italian, Indonesian, Turkish,
@@ -1896,6 +1902,9 @@ const ALLOWANCE: &[&str] = &[
     "上限",
     // "無料枠を使い切りました" (the free allowance is used up), "利用枠".
     "枠",
+    // "呼び出し量のクォータを超えました" (Azure API Management in Japanese).
+    "クォータ",
+    "割り当て",
     "사용량",
     "할당량",
     "лимит",
@@ -2127,6 +2136,8 @@ const GRANT: &[&str] = &[
     "使用量",
     "無料枠",
     "利用枠",
+    "クォータ",
+    "割り当て",
     "사용량",
     "할당량",
     "cuota",
@@ -2146,9 +2157,15 @@ const GRANT: &[&str] = &[
 /// status, a generic code), where a bare "limit exceeded" is as often a field's bound.
 pub fn grant_used_up_in(messages: &[String]) -> Option<String> {
     used_up_in(messages, GRANT, "grant")
+        .or_else(|| used_in(messages, GRANT, GRANT_EXCEEDED, "grant"))
         .or_else(|| used_in(messages, COUNTED, GONE, "counted allowance"))
         .or_else(|| free_allowance_used_up(messages))
 }
+
+/// Exceeded, said of a grant in Chinese and Japanese ("クォータを超えました", "配额超过"); not
+/// of any limit, since "1時間あたりのリクエスト上限を超えました" is a window and "上限を超えています"
+/// a prompt's size.
+const GRANT_EXCEEDED: &[&str] = &["超え", "超過", "超过"];
 
 /// What is given away: a free allowance never refills within minutes.
 const FREE: &[&str] = &[
@@ -2671,6 +2688,9 @@ const NO_PERMISSION: &[&str] = &[
     "don't have permission",
     "insufficient permission",
     "insufficient permissions",
+    // Databases and warehouses (Snowflake: "Insufficient privileges to operate on function").
+    "insufficient privilege",
+    "insufficient privileges",
     "not enough permissions",
     "lacks permission",
     "missing permission",

@@ -646,6 +646,9 @@ impl Evidence {
             "msg",
             "message",
             "errmsg",
+            // `{"success": false, "errorCode": "GATEWAY_TIMEOUT", "errorMsg": "..."}`.
+            "errorMsg",
+            "errMsg",
             "detail",
             "error_message",
             "reason",
@@ -735,6 +738,8 @@ impl Evidence {
             "detail",
             "errorMessage",
             "ErrorMessage",
+            "errorMsg",
+            "errMsg",
             "error_message",
             // OAuth-style `{"error": "prompt_rejected", "error_description": "..."}`.
             "error_description",

@@ -836,6 +836,15 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
     // `permission_error`): a wait helps. (A relay's "负载已饱和" is not read here: one-api
     // rewrites every upstream 429 to it and keeps the upstream's code, `billing_not_active`
     // or `insufficient_quota`, which tells more.)
+    // The provider saying its own servers, engine or model are full ("Too many requests: the
+    // model claude-4-sonnet is at capacity", "Too many concurrent requests for this model. Our
+    // servers are at capacity"): capacity, not the caller's limit, unless a window of the
+    // caller's is stated too.
+    if let Some(p) = phrase_in(evidence, CAPACITY_STATED)
+        .filter(|_| !concepts::short_window_in(&evidence.messages))
+    {
+        return Some((ErrorClass::Overloaded, p));
+    }
     if let Some(p) = phrase_in(evidence, CONCURRENCY) {
         return Some((ErrorClass::RateLimited, p));
     }
@@ -869,6 +878,18 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
     }
     model_missing(evidence)
 }
+
+/// A provider stating that it is full, with its servers, engine or model as the subject (not
+/// Cloudflare's guess that "the origin is overloaded" behind a connection timeout).
+const CAPACITY_STATED: &[&str] = &[
+    "is at capacity",
+    "are at capacity",
+    "engine is overloaded",
+    "model is overloaded",
+    "model is currently overloaded",
+    "servers are overloaded",
+    "servers are currently overloaded",
+];
 
 /// Limits on the caller's requests in flight.
 const CONCURRENCY: &[&str] = &[

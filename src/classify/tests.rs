@@ -6269,3 +6269,84 @@ fn errors_after_a_stream_started() {
         assert_eq!(v.class, want, "{body}: {}", v.reason);
     }
 }
+
+#[test]
+fn waits_written_before_after_and_words_of_other_envelopes() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A quota in Japanese refilled in seconds is a wait; in hours, a stop.
+        (
+            403,
+            r#"{"statusCode":403,"message":"呼び出し量のクォータを超えました。クォータは 00:00:38 後に補充されます。"}"#,
+            RateLimited,
+        ),
+        (
+            403,
+            r#"{"statusCode":403,"message":"呼び出し量のクォータを超えました。クォータは 06:12:45 後に補充されます。"}"#,
+            QuotaExhausted,
+        ),
+        // An hour's or a second's limit exceeded is a window, not a grant.
+        (
+            429,
+            r#"{"type":"error","error":{"type":"rate_limit_error","message":"1時間あたりのリクエスト上限（１００回）を超えました。約５分後に再度お試しください。"}}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            r#"{"result":"NG","errorCode":"E4291","errorMessage":"秒間リクエスト数の上限を超過しました。"}"#,
+            RateLimited,
+        ),
+        // A prompt over the model's bound is no grant.
+        (
+            400,
+            r#"{"error":{"message":"プロンプトが長すぎます。最大コンテキスト長 8192 トークンを超えています。"}}"#,
+            ContextOverflow,
+        ),
+        // `success: false` with `errorCode` and `errorMsg` inside a 200.
+        (
+            200,
+            r#"{"success":false,"errorCode":"GATEWAY_TIMEOUT","errorMsg":"504 Gateway Time-out","data":null}"#,
+            Timeout,
+        ),
+        (
+            200,
+            r#"{"success":true,"errorCode":null,"errorMsg":null,"data":{"text":"hi"}}"#,
+            Ok,
+        ),
+        // Content a Chinese cloud calls non-compliant, in English.
+        (
+            200,
+            r#"{"Response":{"Error":{"Code":"OperationDenied.TextIllegalDetected","Message":"The input text was detected as containing non-compliant content."},"RequestId":"7f8e9d0c"}}"#,
+            ContentPolicy,
+        ),
+        // A provider saying its servers or model are full, beside a rate's words: capacity ...
+        (
+            429,
+            r#"{"error":{"message":"Too many concurrent requests for this model. Our servers are at capacity; please try again shortly.","type":"server_error"}}"#,
+            Overloaded,
+        ),
+        (
+            422,
+            r#"{"code":"100351","message":"Request failed for external function COMPLETE$V6 with remote service error: 429 '"Too many requests: the model claude-4-sonnet is at capacity in the processing region, please retry later"'","sqlState":"P0000"}"#,
+            Overloaded,
+        ),
+        // ... unless the caller's own window is stated ...
+        (
+            429,
+            r#"{"error":{"message":"Your plan is at capacity: at most 5 requests per second. Please slow down.","type":"rate_limit_error"}}"#,
+            RateLimited,
+        ),
+        // ... and not Cloudflare's guess behind a connection timeout.
+        (
+            522,
+            r#"{"title":"Error 522: Connection timed out","status":522,"detail":"Cloudflare could not establish a TCP connection to the origin server. The TCP handshake timed out, which may indicate the origin is overloaded, firewalling Cloudflare, or unreachable at the network level.","error_code":522,"error_name":"connection_timeout"}"#,
+            Timeout,
+        ),
+        // A warehouse's missing privilege is the caller's.
+        (
+            422,
+            r#"{"code":"003001","message":"SQL access control error:\nInsufficient privileges to operate on function 'COMPLETE$V6'.","sqlState":"42501"}"#,
+            Auth,
+        ),
+    ]);
+}

@@ -46,6 +46,59 @@ pub(super) const STRONG_ANCHORS: &[&str] = &[
     "等待",
 ];
 
+/// Words that follow a wait in languages that put the wait before "after": Chinese "5 秒后重试",
+/// Japanese "1分後に再試行してください", Korean "1분 후 다시 시도해 주세요". The wait counts only
+/// when one of [`RESUME_WORDS`] comes soon after, so "5 秒后断开" (disconnects) is no wait.
+pub(super) const AFTER_MARKERS: &[&str] = &["之后", "之後", "以后", "以後", "后", "後", "후"];
+
+/// Retrying or a reset, right after an [`AFTER_MARKERS`] word.
+pub(super) const RESUME_WORDS: &[&str] = &[
+    "重试",
+    "再试",
+    "重新",
+    "重置",
+    "恢复",
+    "重試",
+    "再試",
+    "恢復",
+    "再度",
+    "試し",
+    "やり直",
+    "リセット",
+    "回復",
+    "解除",
+    "다시",
+    "재시도",
+    "재요청",
+    "초기화",
+    "해제",
+    "리셋",
+    // A quota refilled ("クォータは 00:00:38 後に補充されます", Azure API Management in Japanese).
+    "补充",
+    "補充",
+    "충전",
+];
+
+/// How many characters after the marker a [`RESUME_WORDS`] word may start ("後に再試行",
+/// "후에 다시", "后再试").
+const RESUME_WINDOW_CHARS: usize = 6;
+
+/// A wait written as "<number><unit> 后/後/후 <retry>" at the start of `s`, in nanoseconds.
+pub(super) fn wait_before_after(s: &str) -> Option<u128> {
+    let (ns, rest) = clock_duration(s).or_else(|| spoken_part(s))?;
+    let rest = rest.trim_start();
+    let after = AFTER_MARKERS.iter().find_map(|m| rest.strip_prefix(m))?;
+    let resumes = after
+        .char_indices()
+        .take(RESUME_WINDOW_CHARS)
+        .any(|(i, _)| {
+            after
+                .get(i..)
+                .is_some_and(|t| RESUME_WORDS.iter().any(|w| t.starts_with(w)))
+        });
+    resumes.then_some(ns)
+}
+
 /// Words allowed between an anchor and the number ("wait for about 5 seconds").
 pub(super) const FILLERS: &[&str] = &[
     "for ",
@@ -82,7 +135,7 @@ pub(super) fn spoken_duration(s: &str) -> Option<u128> {
         rest = after.trim_start();
     }
     // A clock-style duration ("Try again in 11:42:07", Azure API Management's quota policy).
-    if let Some(total) = clock_duration(rest) {
+    if let Some((total, _)) = clock_duration(rest) {
         return Some(total);
     }
     let (mut total, mut rest) = spoken_part(rest)?;
@@ -102,9 +155,9 @@ pub(super) fn spoken_duration(s: &str) -> Option<u128> {
 }
 
 /// `H:MM:SS` or `HH:MM:SS` at the start of `s`, with .NET's days before a dot (`5.02:11:09`),
-/// in nanoseconds. Two parts (`05:30`) are not read: minutes and seconds or hours and minutes,
-/// nothing says which.
-fn clock_duration(s: &str) -> Option<u128> {
+/// in nanoseconds, and the rest. Two parts (`05:30`) are not read: minutes and seconds or hours
+/// and minutes, nothing says which.
+fn clock_duration(s: &str) -> Option<(u128, &str)> {
     let mut parts = s.splitn(3, ':');
     let first = parts.next()?;
     let (days, hours) = match first.split_once('.') {
@@ -117,7 +170,7 @@ fn clock_duration(s: &str) -> Option<u128> {
     let minutes = parts.next()?;
     let rest = parts.next()?;
     let seconds_len = rest.bytes().take_while(u8::is_ascii_digit).count();
-    let seconds = rest.get(..seconds_len)?;
+    let (seconds, after) = rest.split_at_checked(seconds_len)?;
     let digits = |d: &str, max_len: usize| {
         (1..=max_len).contains(&d.len()) && d.bytes().all(|b| b.is_ascii_digit())
     };
@@ -132,7 +185,7 @@ fn clock_duration(s: &str) -> Option<u128> {
     if m >= 60 || sec >= 60 {
         return None;
     }
-    Some((((days * 24 + h) * 60 + m) * 60 + sec) * 1_000_000_000)
+    Some(((((days * 24 + h) * 60 + m) * 60 + sec) * NS_PER_S, after))
 }
 
 /// `<number>[space]<unit>` at the start of `s`: nanoseconds and the rest.
@@ -155,14 +208,31 @@ pub(super) fn spoken_part(s: &str) -> Option<(u128, &str)> {
 
 /// A time unit at the start of lowercase `s`: nanoseconds and the rest.
 pub(super) fn message_unit(s: &str) -> Option<(u128, &str)> {
-    const CJK: [(&str, u128); 7] = [
+    // Chinese (simplified and traditional), Japanese ("1時間", "3日") and Korean ("30초",
+    // "1분", "2시간", "1일"). Longer units first: "分钟" before "分".
+    const CJK: [(&str, u128); 22] = [
         ("毫秒", NS_PER_MS),
         ("秒钟", NS_PER_S),
+        ("秒鐘", NS_PER_S),
         ("秒", NS_PER_S),
         ("分钟", NS_PER_MIN),
+        ("分鐘", NS_PER_MIN),
         ("分", NS_PER_MIN),
         ("小时", NS_PER_H),
+        ("小時", NS_PER_H),
+        ("時間", NS_PER_H),
         ("天", NS_PER_DAY),
+        ("日", NS_PER_DAY),
+        ("밀리초", NS_PER_MS),
+        ("초", NS_PER_S),
+        ("분", NS_PER_MIN),
+        ("시간", NS_PER_H),
+        ("일", NS_PER_DAY),
+        ("ミリ秒", NS_PER_MS),
+        ("ヶ月", 30 * NS_PER_DAY),
+        ("个月", 30 * NS_PER_DAY),
+        ("個月", 30 * NS_PER_DAY),
+        ("개월", 30 * NS_PER_DAY),
     ];
     // Russian and Vietnamese ("через 12 секунд", "sau 30 giây").
     const OTHER: [(&str, u128); 6] = [

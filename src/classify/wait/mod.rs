@@ -174,7 +174,17 @@ pub fn from_message(message: &str) -> Option<Stated> {
                 .get(start.saturating_add(2)..)
                 .and_then(spoken_duration)
         });
-    first_plausible(strong.chain(clause_in).map(relative))
+    // "1分後に再試行", "30초 후 다시": the number comes first. Each run of digits is a start.
+    let before_after = lower
+        .char_indices()
+        .filter(|&(i, c)| {
+            c.is_ascii_digit()
+                && !lower
+                    .get(..i)
+                    .is_some_and(|b| b.ends_with(|p: char| p.is_ascii_digit() || p == '.'))
+        })
+        .filter_map(|(i, _)| lower.get(i..).and_then(wait_before_after));
+    first_plausible(strong.chain(clause_in).chain(before_after).map(relative))
 }
 
 /// Hugging Face's "model is currently loading" carries a top-level `estimated_time` in seconds.

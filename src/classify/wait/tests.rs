@@ -316,6 +316,21 @@ fn from_message_cases() {
         ("请求过多，请在 1 分钟后重试", Some(60_000)),
         ("请等待 2 小时", Some(7_200_000)),
         ("rate limited请在 5 秒后重试", Some(5_000)),
+        // The number first, "after" and a retry next (Japanese, Korean, Chinese without "请").
+        ("リクエストが多すぎます。1分後に再試行してください。", Some(60_000)),
+        ("30秒後に再度お試しください", Some(30_000)),
+        ("利用上限に達しました。24時間後にリセットされます", Some(86_400_000)),
+        ("요청이 너무 많습니다. 1분 후 다시 시도해 주세요.", Some(60_000)),
+        ("30초 후에 재시도하세요", Some(30_000)),
+        ("월간 한도 초과: 3일 후 초기화됩니다", Some(259_200_000)),
+        ("当前请求过多，5分钟后再试", Some(300_000)),
+        ("額度已用盡，1 個月後恢復", Some(2_592_000_000)),
+        ("クォータは 00:00:38 後に補充されます。", Some(38_000)),
+        // An "after" with no retry or reset is no wait; nor a count before "after".
+        ("空闲连接 5 秒后断开", None),
+        ("5分後にログアウトします", None),
+        ("1月後に再試行", None),
+        ("100回後に再試行", None),
         // An absurd wait is skipped for a later plausible one.
         ("try again in 99999h, or retry after 5s", Some(5_000)),
         // Clock-style: hours, minutes, seconds (Azure API Management's quota policy).
