@@ -345,6 +345,7 @@ pub fn model_id_in(message: &str) -> Option<&str> {
     message
         .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | ':' | '/')))
         .flat_map(|word| word.rsplit('/').next())
+        .flat_map(vendor_suffixes)
         .find(|id| {
             MODEL_FAMILIES.iter().any(|f| {
                 id.strip_prefix(f).is_some_and(|rest| {
@@ -353,6 +354,20 @@ pub fn model_id_in(message: &str) -> Option<&str> {
                 })
             })
         })
+}
+
+/// A word and what follows each vendor's dot in it: Bedrock's and OCI's ids put the vendor
+/// first ("cohere.command-r-16k", "us.anthropic.claude-3-7-sonnet-20250219-v1:0"). A dot after
+/// a digit is a version ("gpt-4.1"), not a vendor's.
+fn vendor_suffixes(word: &str) -> impl Iterator<Item = &str> {
+    let dots = word.match_indices('.').filter_map(move |(i, _)| {
+        let after_letter = i
+            .checked_sub(1)
+            .and_then(|p| word.as_bytes().get(p))
+            .is_some_and(u8::is_ascii_alphabetic);
+        after_letter.then(|| word.get(i + 1..)).flatten()
+    });
+    std::iter::once(word).chain(dots)
 }
 
 /// Not there, or not for this caller.
@@ -1978,6 +1993,8 @@ const USED_UP: &[&str] = &[
     "esgotado",
     "esgotada",
     "atingido",
+    // "Você atingiu o limite de mensagens do Codex".
+    "atingiu",
     "aufgebraucht",
     "verbruikt",
     "opgebruikt",

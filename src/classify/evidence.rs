@@ -1021,7 +1021,16 @@ impl Evidence {
                 self.push_code(name, code);
             }
         }
-        for field in ["message", "Message", "msg", "detail", "description"] {
+        // `raw_message`: the upstream's own words beside a task API's generic message
+        // (PiAPI's "failed to generate image" over "You have run out of fast hours").
+        for field in [
+            "message",
+            "Message",
+            "msg",
+            "detail",
+            "description",
+            "raw_message",
+        ] {
             match error.get(field) {
                 Some(Value::String(message)) => {
                     self.push_message(message);

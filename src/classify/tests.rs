@@ -3787,6 +3787,16 @@ fn task_apis_refusals_and_relay_wordings() {
 fn model_ids_are_told_from_family_names() {
     use super::concepts::model_id_in;
     assert_eq!(model_id_in("access to gpt-4o"), Some("gpt-4o"));
+    // Vendors first, as Bedrock and OCI name models; a version's dot is no vendor's.
+    assert_eq!(
+        model_id_in("Entity with key cohere.command-r-16k not found"),
+        Some("command-r-16k")
+    );
+    assert_eq!(
+        model_id_in("profile us.anthropic.claude-3-7-sonnet-20250219-v1:0 is not enabled"),
+        Some("claude-3-7-sonnet-20250219-v1:0")
+    );
+    assert_eq!(model_id_in("access to gpt-4.1"), Some("gpt-4.1"));
     assert_eq!(
         model_id_in("model meta-llama/llama-3.1-8b is gated"),
         Some("llama-3.1-8b")
@@ -5827,7 +5837,7 @@ fn compatibility_layers_and_answers_after_retries() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn infrastructure_between_and_signals_that_disagree() {
     use ErrorClass::*;
     assert_classes(&[
@@ -6029,7 +6039,7 @@ fn assert_classes(cases: &[(u16, &str, ErrorClass)]) {
     }
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn agent_results_calendar_resets_and_named_fields() {
     use ErrorClass::*;
     assert_classes(&[
@@ -6216,7 +6226,7 @@ fn agent_results_calendar_resets_and_named_fields() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn errors_after_a_stream_started() {
     use ErrorClass::*;
     let bedrock = |last: &str| {
@@ -6270,7 +6280,7 @@ fn errors_after_a_stream_started() {
     }
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn waits_written_before_after_and_words_of_other_envelopes() {
     use ErrorClass::*;
     assert_classes(&[
@@ -6341,6 +6351,24 @@ fn waits_written_before_after_and_words_of_other_envelopes() {
             522,
             r#"{"title":"Error 522: Connection timed out","status":522,"detail":"Cloudflare could not establish a TCP connection to the origin server. The TCP handshake timed out, which may indicate the origin is overloaded, firewalling Cloudflare, or unreachable at the network level.","error_code":522,"error_name":"connection_timeout"}"#,
             Timeout,
+        ),
+        // A plan's limit reached, in Portuguese, with its reset on a date: a stop.
+        (
+            429,
+            "Você atingiu o limite de mensagens do Codex. Seu limite de uso será redefinido em 10 de jul. de 2026, 11:52.",
+            QuotaExhausted,
+        ),
+        // A task API's upstream words in `raw_message`, beside its own generic message.
+        (
+            400,
+            r#"{"error":{"code":10000,"raw_message":"Insufficient credits: please top up and try again","message":"failed to generate image"}}"#,
+            QuotaExhausted,
+        ),
+        // A model named by Bedrock's or OCI's id, vendor first.
+        (
+            404,
+            r#"{"code":"404","message":"Entity with key cohere.command-r-16k not found"}"#,
+            ModelUnavailable,
         ),
         // A warehouse's missing privilege is the caller's.
         (

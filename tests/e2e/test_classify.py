@@ -112,6 +112,13 @@ CASES = [
     # A gateway's 500 around an upstream's quota stop passed on as a string in `body`: the
     # stop, not the gateway's failure (read as load, it would be re-sent).
     ("acme-2", 500, {}, {"error": {"message": "upstream responded 429", "type": "upstream_error", "upstream_status": 429, "body": "{\"error\": {\"message\": \"You exceeded your current quota, please check your plan and billing details.\", \"type\": \"insufficient_quota\", \"code\": \"insufficient_quota\"}}"}}, "quota_exhausted", None, True),
+    # Written from the probe files of 2026-12-06 (second session): Azure API Management's quota
+    # in Japanese, its refill written before "after" (後に): in seconds a wait, in hours a stop;
+    # a provider saying its model is at capacity beside "Too many requests" (a fallback helps,
+    # waiting on the model does not).
+    ("acme-3", 403, {}, {"statusCode": 403, "message": "\u547c\u3073\u51fa\u3057\u91cf\u306e\u30af\u30a9\u30fc\u30bf\u3092\u8d85\u3048\u307e\u3057\u305f\u3002\u30af\u30a9\u30fc\u30bf\u306f 00:00:38 \u5f8c\u306b\u88dc\u5145\u3055\u308c\u307e\u3059\u3002"}, "rate_limited", "38000", False),
+    ("acme-3", 403, {}, {"statusCode": 403, "message": "\u547c\u3073\u51fa\u3057\u91cf\u306e\u30af\u30a9\u30fc\u30bf\u3092\u8d85\u3048\u307e\u3057\u305f\u3002\u30af\u30a9\u30fc\u30bf\u306f 06:12:45 \u5f8c\u306b\u88dc\u5145\u3055\u308c\u307e\u3059\u3002"}, "quota_exhausted", "22365000", True),
+    ("acme-2", 429, {}, {"error": {"message": "Too many requests: the model claude-4-sonnet is at capacity in the processing region, please retry later", "type": "server_error"}}, "overloaded", None, False),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 

@@ -174,9 +174,12 @@ pub fn from_message(message: &str) -> Option<Stated> {
                 .get(start.saturating_add(2)..)
                 .and_then(spoken_duration)
         });
-    // "1分後に再試行", "30초 후 다시": the number comes first. Each run of digits is a start.
+    // "1分後に再試行", "30초 후 다시": the number comes first. Each run of digits is a start;
+    // none is looked at in a message without a word for "after" (every one is not ASCII).
+    let after_word = !lower.is_ascii() && AFTER_MARKERS.iter().any(|m| lower.contains(m));
     let before_after = lower
         .char_indices()
+        .take_while(|_| after_word)
         .filter(|&(i, c)| {
             c.is_ascii_digit()
                 && !lower
