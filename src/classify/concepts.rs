@@ -694,6 +694,10 @@ const EXCESS: &[&str] = &[
     "vượt quá",
     "перевищ",
     "przekracza",
+    // "Długość kontekstu przekroczona" (pl: exceeded).
+    "przekroczona",
+    "przekroczony",
+    "przekroczono",
     "से अधिक",
     "เกิน",
     // Maximum in es, pt, fr, de, it, id, tr, vi, pl, uk, th, ar, hi.
@@ -833,6 +837,7 @@ const CONTENT: &[&str] = &[
     "nội dung",
     "вміст",
     "запит",
+    "treść",
     // Questions, topics and answers in Chinese, Japanese and Korean.
     "提问",
     "话题",
@@ -950,6 +955,9 @@ const SAFETY: &[&str] = &[
     "위반",
     "нарушает",
     "нарушени",
+    // Polish: "Treść narusza zasady korzystania z usługi" (breaks the rules of use).
+    "narusza",
+    "naruszenie",
     "запрещ",
     "недопустим",
     "цензур",
@@ -1986,6 +1994,7 @@ const USED_UP: &[&str] = &[
     "使い切",
     "초과",
     "소진",
+    "모두 사용",
     "agotado",
     "agotada",
     "excedido",
@@ -2157,6 +2166,8 @@ const GRANT: &[&str] = &[
     "割り当て",
     "사용량",
     "할당량",
+    // "이번 달 무료 제공량을 모두 사용했습니다" (this month's free allowance is used up).
+    "제공량",
     "cuota",
     "cota",
     "kontingent",

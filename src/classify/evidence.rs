@@ -77,6 +77,9 @@ pub struct Evidence {
     /// `usage` (APISIX blocks with a 200 completion by default; every model server's
     /// completion has an `id`).
     pub unsigned_completion: bool,
+    /// The body says it failed (`"status": false`, `"success": false`) but holds no message
+    /// under a key any reader knows.
+    pub said_failed: bool,
 }
 
 impl Evidence {
@@ -683,6 +686,21 @@ impl Evidence {
                 self.push_code(field, code);
             }
         }
+        // Zalo's `{"error": -216, "message": "Access token is invalid"}`: a number in `error`
+        // beside a message (0: success).
+        if map.get("error").is_some_and(Value::is_number) && has_text {
+            if let Some(code) = failing_code(map, "error") {
+                self.has_error_envelope = true;
+                self.push_code("error", code);
+            }
+        }
+        // A body that says it failed in words no reader knows the keys of (`{"status": false,
+        // "kode": "...", "pesan": "..."}`): its sentences are read (`classify::evidence_of`).
+        // Not an API resource fetched by its id (`"object": "thread.run"`, `"batch"`): the job
+        // failed, the call that fetched it did not.
+        if failed && !has_text && !map.contains_key("object") {
+            self.said_failed = true;
+        }
         // `{"code": 24, "description": "可能包含敏感词"}` (midjourney-proxy, Telegram-style APIs).
         if failed_code || http_code.is_some() {
             if let Some(Value::String(description)) = map.get("description") {
@@ -743,6 +761,7 @@ impl Evidence {
             "error_message",
             // OAuth-style `{"error": "prompt_rejected", "error_description": "..."}`.
             "error_description",
+            "errorDescription",
             // Scaleway's `help_message` beside a terse `message`.
             "help_message",
             "err",
@@ -1003,6 +1022,21 @@ impl Evidence {
                 }
             }
         }
+        // JSON-RPC's `data`, where a bridge says what went wrong under a bare "Internal error"
+        // (`{"code": -32603, "message": "Internal error", "data": {"details": "..."}}`).
+        let data = match error.get("data") {
+            Some(Value::Object(data)) => ["details", "detail", "message"]
+                .iter()
+                .find_map(|k| data.get(*k).and_then(Value::as_str)),
+            Some(Value::String(text)) => Some(text.as_str()),
+            _ => None,
+        };
+        if let Some(text) = data.filter(|t| !t.is_empty()) {
+            if depth < MAX_NESTING {
+                self.read_embedded(text, depth);
+            }
+            self.push_message(text);
+        }
         // `{"error": {"message": "upstream responded 429", "upstream_status": 429, "body":
         // "{...}"}}`: the upstream's body beside the wrapper's words.
         self.read_upstream_body(error, depth);
@@ -1056,6 +1090,14 @@ impl Evidence {
             {
                 self.push_code("error.innererror.code", code);
             }
+        }
+        // GraphQL's `extensions.code` (`"RATE_LIMITED"`) beside the error's message.
+        if let Some(code) = error
+            .get("extensions")
+            .and_then(|e| e.get("code"))
+            .and_then(code_text)
+        {
+            self.push_code("extensions.code", code);
         }
         // Cursor's `details` object: `{"title": "You've hit your usage limit", "detail": "..."}`.
         if let Some(Value::Object(details)) = error.get("details") {
@@ -1193,6 +1235,8 @@ impl Evidence {
             walk(json, 0, &mut sentences);
         }
         for sentence in sentences {
+            // "O provedor retornou erro 429: {...}": the upstream's body inside the sentence.
+            self.read_embedded(&sentence, 0);
             self.push_message(&sentence);
         }
     }
@@ -1287,6 +1331,10 @@ fn says_failed(map: &Map<String, Value>) -> bool {
     };
     [
         "success",
+        // Portuguese and Spanish envelopes: `{"sucesso": false, "erro": {...}}`.
+        "sucesso",
+        "exito",
+        "éxito",
         "ok",
         "status",
         "result",

@@ -291,8 +291,12 @@ fn evidence_of(answer: &Answer) -> Evidence {
         .messages
         .iter()
         .all(|m| SAYS_NOTHING.contains(&m.trim_end_matches(['.', '!'])));
-    if answer.status >= 400 && says_nothing {
+    if (answer.status >= 400 || evidence.said_failed) && says_nothing {
+        let before = evidence.messages.len();
         evidence.read_sentences();
+        if evidence.messages.len() > before {
+            evidence.has_error_envelope = true;
+        }
     }
     evidence
 }
@@ -733,6 +737,12 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
         "no credits remaining",
         "no credit remaining",
         "no balance left",
+        // Higress's ai-quota: "Request denied by ai quota check, No token left" (its token and
+        // cost budgets), beside "No quota left".
+        "no token left",
+        "no tokens left",
+        "no cost left",
+        "no budget left",
         "no remaining credits",
         "have no credits",
         "has no credits",
@@ -1878,6 +1888,20 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "并发",
                 "超过限额",
                 "слишком много запросов",
+                // Too many requests in es, pt, fr, de, it, id, tr, vi, pl.
+                "demasiadas solicitudes",
+                "demasiadas peticiones",
+                "muitas requisições",
+                "muitas solicitações",
+                "trop de requêtes",
+                "trop de demandes",
+                "zu viele anfragen",
+                "troppe richieste",
+                "terlalu banyak permintaan",
+                "çok fazla istek",
+                "quá nhiều yêu cầu",
+                "zbyt wiele żądań",
+                "zbyt wiele zapytań",
                 "лимит запросов",
                 "частота запросов",
                 "частоты запросов",

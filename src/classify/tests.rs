@@ -6378,3 +6378,89 @@ fn waits_written_before_after_and_words_of_other_envelopes() {
         ),
     ]);
 }
+
+#[wasm_bindgen_test(unsupported = test)]
+fn gateways_own_words_and_envelopes_of_other_shapes() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Higress's ai-quota: a token or cost budget with nothing left.
+        (
+            403,
+            "Request denied by ai quota check, No token left",
+            QuotaExhausted,
+        ),
+        (
+            403,
+            "Request denied by ai quota check, No cost left",
+            QuotaExhausted,
+        ),
+        // Zalo: a number in `error` beside a message, inside a 200 ...
+        (
+            200,
+            r#"{"error":-216,"message":"Access token is invalid"}"#,
+            Auth,
+        ),
+        // ... not a success's `"error": 0`.
+        (
+            200,
+            r#"{"error":0,"message":"Success","data":{"text":"hi"}}"#,
+            Ok,
+        ),
+        // A 200 that says it failed, in keys no reader knows: its sentences, and the upstream's
+        // body inside them.
+        (
+            200,
+            r#"{"status":false,"kode":"UPSTREAM_ERROR","pesan":"Gagal meneruskan permintaan ke penyedia: 429 {\"error\":{\"message\":\"You exceeded your current quota, please check your plan and billing details.\",\"type\":\"insufficient_quota\",\"code\":\"insufficient_quota\"}}"}"#,
+            QuotaExhausted,
+        ),
+        // ... not a failed run fetched by its id: the fetch succeeded.
+        (
+            200,
+            r#"{"id":"batch_6901bb","object":"batch","status":"failed","errors":{"object":"list","data":[{"code":"invalid_json_line","message":"This line is not parseable as valid JSON.","line":14}]}}"#,
+            Ok,
+        ),
+        (
+            500,
+            r#"{"erro":{"codigo":"ERRO_PROVEDOR","mensagem":"O provedor retornou erro 429: {\"detail\":\"Limite de requisições por minuto excedido. Tente novamente em 10 segundos.\"}"}}"#,
+            RateLimited,
+        ),
+        (
+            200,
+            r#"{"sucesso":false,"erro":{"codigo":"SEM_CREDITOS","mensagem":"Seus créditos acabaram. Recarregue para continuar usando a IA."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"sucesso":false,"erro":{"codigo":"MUITAS_REQUISICOES","mensagem":"Muitas requisições em pouco tempo. Aguarde 15 segundos."}}"#,
+            RateLimited,
+        ),
+        // GraphQL's `extensions.code`; JSON-RPC's `data` under a bare "Internal error".
+        (
+            200,
+            r#"{"errors":[{"message":"Too many AI requests. Try again in 30 seconds.","path":["generateSummary"],"extensions":{"code":"RATE_LIMITED","retryAfter":30}}],"data":{"generateSummary":null}}"#,
+            RateLimited,
+        ),
+        (
+            200,
+            r#"{"jsonrpc":"2.0","id":8,"error":{"code":-32603,"message":"Internal error","data":{"details":"API Error: 429 {\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"Number of request tokens has exceeded your per-minute rate limit\"}}"}}}"#,
+            RateLimited,
+        ),
+        // A credit stop in `errorDescription` beside a message that only says "too many".
+        (
+            500,
+            r#"{"errorMessage":"The service is receiving too many requests from you","errorDescription":"Your team has either used all available credits or reached its monthly spending limit."}"#,
+            QuotaExhausted,
+        ),
+        // A month's free allowance used up, in Korean; a context exceeded, in Polish.
+        (
+            200,
+            r#"{"status":{"code":"40302","message":"이번 달 무료 제공량을 모두 사용했습니다. 결제 수단을 등록하면 계속 이용할 수 있습니다."},"result":null}"#,
+            QuotaExhausted,
+        ),
+        (
+            400,
+            r#"{"blad":{"kod":"ZA_DLUGI_KONTEKST","komunikat":"Długość kontekstu przekroczona: 33 120 tokenów > 32 768."}}"#,
+            ContextOverflow,
+        ),
+    ]);
+}

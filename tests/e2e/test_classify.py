@@ -119,6 +119,12 @@ CASES = [
     ("acme-3", 403, {}, {"statusCode": 403, "message": "\u547c\u3073\u51fa\u3057\u91cf\u306e\u30af\u30a9\u30fc\u30bf\u3092\u8d85\u3048\u307e\u3057\u305f\u3002\u30af\u30a9\u30fc\u30bf\u306f 00:00:38 \u5f8c\u306b\u88dc\u5145\u3055\u308c\u307e\u3059\u3002"}, "rate_limited", "38000", False),
     ("acme-3", 403, {}, {"statusCode": 403, "message": "\u547c\u3073\u51fa\u3057\u91cf\u306e\u30af\u30a9\u30fc\u30bf\u3092\u8d85\u3048\u307e\u3057\u305f\u3002\u30af\u30a9\u30fc\u30bf\u306f 06:12:45 \u5f8c\u306b\u88dc\u5145\u3055\u308c\u307e\u3059\u3002"}, "quota_exhausted", "22365000", True),
     ("acme-2", 429, {}, {"error": {"message": "Too many requests: the model claude-4-sonnet is at capacity in the processing region, please retry later", "type": "server_error"}}, "overloaded", None, False),
+    # Higress's ai-quota plugin, as it answers (403, text/plain) when a consumer's token budget
+    # is spent: a stop, not a refused key.
+    ("acme-2", 403, {"content-type": "text/plain"}, "Request denied by ai quota check, No token left", "quota_exhausted", None, True),
+    # A relay's 500 whose Portuguese sentence carries the upstream's per-minute 429: the wait,
+    # not the relay's failure.
+    ("acme-3", 500, {}, {"erro": {"codigo": "ERRO_PROVEDOR", "mensagem": "O provedor retornou erro 429: {\"detail\":\"Limite de requisi\u00e7\u00f5es por minuto excedido. Tente novamente em 10 segundos.\"}"}}, "rate_limited", "10000", False),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
@@ -129,7 +135,7 @@ def post(envoy, model: str, **kw) -> requests.Response:
 
 @pytest.mark.parametrize("model,status,headers,body,cls,wait,no_retry", CASES, ids=[c[4] + "-" + str(c[1]) for c in CASES])
 def test_each_class_reaches_the_client_as_headers(envoy, mock, model, status, headers, body, cls, wait, no_retry):
-    raw = json.dumps(body)
+    raw = body if isinstance(body, str) else json.dumps(body)
     mock.script(model, steps=[{"status": status, "headers": headers, "body": raw}])
     before = envoy.metric("llm_fallback_responses", model="other", **{"class": cls}) or 0
 

@@ -42,6 +42,11 @@ pub(super) const STRONG_ANCHORS: &[&str] = &[
     "попробуйте через",
     "попробуйте снова через",
     "thử lại sau",
+    // Wait, in pt, es, fr, it: "Aguarde 15 segundos", "Espere 10 segundos".
+    "aguarde",
+    "espere",
+    "attendez",
+    "attendere",
     "请",
     "等待",
 ];
