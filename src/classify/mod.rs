@@ -842,10 +842,6 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
     {
         return Some((ErrorClass::ContextOverflow, p));
     }
-    // A limit on the caller's own requests in flight, whatever code carries it (Kimi's
-    // `permission_error`): a wait helps. (A relay's "负载已饱和" is not read here: one-api
-    // rewrites every upstream 429 to it and keeps the upstream's code, `billing_not_active`
-    // or `insufficient_quota`, which tells more.)
     // The provider saying its own servers, engine or model are full ("Too many requests: the
     // model claude-4-sonnet is at capacity", "Too many concurrent requests for this model. Our
     // servers are at capacity"): capacity, not the caller's limit, unless a window of the
@@ -855,6 +851,10 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
     {
         return Some((ErrorClass::Overloaded, p));
     }
+    // A limit on the caller's own requests in flight, whatever code carries it (Kimi's
+    // `permission_error`): a wait helps. (A relay's "负载已饱和" is not read here: one-api
+    // rewrites every upstream 429 to it and keeps the upstream's code, `billing_not_active`
+    // or `insufficient_quota`, which tells more.)
     if let Some(p) = phrase_in(evidence, CONCURRENCY) {
         return Some((ErrorClass::RateLimited, p));
     }
