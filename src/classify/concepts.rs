@@ -2559,6 +2559,10 @@ const REJECTED: &[&str] = &[
     "not provided",
     // SDKs without a key: "The api_key client option must be set".
     "must be set",
+    // A credential for another product: "This credential is only authorized for use with
+    // Claude Code and cannot be used for other API requests" (Anthropic's OAuth tokens).
+    "only authorized for",
+    "cannot be used for",
     "无效",
     "無效",
     "失效",

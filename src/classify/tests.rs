@@ -6451,6 +6451,12 @@ fn gateways_own_words_and_envelopes_of_other_shapes() {
             r#"{"errorMessage":"The service is receiving too many requests from you","errorDescription":"Your team has either used all available credits or reached its monthly spending limit."}"#,
             QuotaExhausted,
         ),
+        // A credential made for another product is refused, whatever generic type it has.
+        (
+            400,
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"This credential is only authorized for use with Claude Code and cannot be used for other API requests."}}"#,
+            Auth,
+        ),
         // A month's free allowance used up, in Korean; a context exceeded, in Polish.
         (
             200,
