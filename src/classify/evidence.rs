@@ -585,10 +585,7 @@ impl Evidence {
             (map.get("is_error"), map.get("result"))
         {
             self.has_error_envelope = true;
-            self.push_message(text);
-            if depth < MAX_NESTING {
-                self.read_embedded(text, depth);
-            }
+            self.read_text(text, depth);
         }
     }
 
@@ -790,8 +787,7 @@ impl Evidence {
                 .filter(|text| !text.is_empty());
             for text in texts {
                 self.has_error_envelope = true;
-                self.read_embedded(text, depth);
-                self.push_message(text);
+                self.read_text(text, depth);
             }
             if timed_out {
                 self.has_error_envelope = true;
@@ -1032,10 +1028,7 @@ impl Evidence {
             _ => None,
         };
         if let Some(text) = data.filter(|t| !t.is_empty()) {
-            if depth < MAX_NESTING {
-                self.read_embedded(text, depth);
-            }
-            self.push_message(text);
+            self.read_text(text, depth);
         }
         // `{"error": {"message": "upstream responded 429", "upstream_status": 429, "body":
         // "{...}"}}`: the upstream's body beside the wrapper's words.
@@ -1156,6 +1149,15 @@ impl Evidence {
                 self.read_body(raw.as_bytes(), depth + 1);
             }
         }
+    }
+
+    /// A text that is the error and may carry the upstream's body: the body is read first, so
+    /// that its codes outrank the text's, then the text.
+    fn read_text(&mut self, text: &str, depth: usize) {
+        if depth < MAX_NESTING {
+            self.read_embedded(text, depth);
+        }
+        self.push_message(text);
     }
 
     /// Reads an error body embedded in a message: Vertex's Anthropic JSON, a relay's

@@ -177,16 +177,16 @@ pub fn from_message(message: &str) -> Option<Stated> {
     // "1分後に再試行", "30초 후 다시": the number comes first. Each run of digits is a start;
     // none is looked at in a message without a word for "after" (every one is not ASCII).
     let after_word = !lower.is_ascii() && AFTER_MARKERS.iter().any(|m| lower.contains(m));
-    let before_after = lower
+    let scanned = if after_word { lower.as_str() } else { "" };
+    let before_after = scanned
         .char_indices()
-        .take_while(|_| after_word)
         .filter(|&(i, c)| {
             c.is_ascii_digit()
-                && !lower
+                && !scanned
                     .get(..i)
                     .is_some_and(|b| b.ends_with(|p: char| p.is_ascii_digit() || p == '.'))
         })
-        .filter_map(|(i, _)| lower.get(i..).and_then(wait_before_after));
+        .filter_map(|(i, _)| scanned.get(i..).and_then(wait_before_after));
     first_plausible(strong.chain(clause_in).chain(before_after).map(relative))
 }
 
