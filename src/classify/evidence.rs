@@ -675,6 +675,17 @@ impl Evidence {
         if (failed_code || failed_status || http_code.is_some() || typed || failed) && has_text {
             self.has_error_envelope = true;
         }
+        // `{"code": 429, "msg": "...", "success": false}` inside a 200: a failing code that is an
+        // HTTP status of one meaning is the status the relay meant. Not 400 or 500, which relays
+        // put on any failure (`{"code": 500, "message": "参数校验失败: ..."}`), nor one of their
+        // own (455).
+        const MEANT: &[u16] = &[401, 402, 403, 404, 408, 413, 429, 502, 503, 504, 529];
+        if failed_code && has_text && self.inner_status.is_none() {
+            self.inner_status = map
+                .get("code")
+                .and_then(http_status)
+                .filter(|s| MEANT.contains(s));
+        }
         // WeChat-style `{"errcode": 40001, "errmsg": "..."}`, `{"ret": -1, "msg": "..."}`,
         // `{"errno": 2, ...}` (0: success).
         for field in ["errcode", "ret", "errno"] {
@@ -1649,10 +1660,13 @@ fn code_text(value: &Value) -> Option<String> {
 
 /// The code a message starts with (`AppIdNoAuthError:(16:26:07.442) tokens.total`,
 /// `InternalError.Algo.InvalidParameter: Range of ...`): one token of letters, digits, `.` and
-/// `_`, with an inner capital, `.` or `_`, before a colon.
+/// `_`, with an inner capital, `.` or `_`, before a colon. A lowercase path with dots is the
+/// field a validation names (`thinking.enabled.budget_tokens: Field required`), not a code.
 fn leading_code(message: &str) -> Option<&str> {
     let (head, _) = message.split_once(':')?;
-    let codelike = (6..=64).contains(&head.len())
+    let field_path = head.contains('.') && !head.bytes().any(|b| b.is_ascii_uppercase());
+    let codelike = !field_path
+        && (6..=64).contains(&head.len())
         && head
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_')

@@ -463,6 +463,14 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
             learned::Basis::Status,
         ),
     };
+    // An upstream's time-out status that the body states (openai-python's "error code: 524"
+    // inside a relay's 500) is the upstream's own word, not a prior for words to overturn.
+    let upstream_timed_out = evidence
+        .inner_status
+        .is_some_and(|inner| inner != answer.status && matches!(inner, 408 | 504 | 524));
+    if upstream_timed_out && prior.0 == ErrorClass::Timeout {
+        return Settled::Strong(prior, None);
+    }
     match allowance_over_weak(prior, evidence) {
         Ok(stop) => Settled::Strong(stop, None),
         Err(prior) => Settled::Weak(prior, basis),
@@ -940,13 +948,15 @@ fn number_after(message: &str, word: &str) -> Option<u64> {
 }
 
 /// A web framework's own "no such route" page, whatever status a gateway wraps it in
-/// (Express: `Cannot POST /messages`): the request's path is wrong, no model is at fault.
+/// (Express: `Cannot POST /messages`; LM Studio's server: `Unexpected endpoint or method. (POST
+/// /chat/completions)`): the request's path is wrong, no model is at fault.
 fn wrong_path(evidence: &Evidence) -> Option<String> {
     const METHODS: &[&str] = &[
         "cannot get /",
         "cannot post /",
         "cannot put /",
         "cannot patch /",
+        "unexpected endpoint or method",
     ];
     evidence.messages.iter().find_map(|m| {
         let method = METHODS.iter().find(|p| m.contains(*p))?;
@@ -1189,11 +1199,11 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
     if let Some(p) = phrase_in(evidence, ALONE) {
         return Some((ErrorClass::ModelUnavailable, p));
     }
-    if let Some(p) = evidence
-        .messages
-        .iter()
-        .find_map(|m| concepts::geo_blocked(m).or_else(|| concepts::serving_stopped(m)))
-    {
+    if let Some(p) = evidence.messages.iter().find_map(|m| {
+        concepts::geo_blocked(m)
+            .or_else(|| concepts::serving_stopped(m))
+            .or_else(|| access_to_model_id(m))
+    }) {
         return Some((ErrorClass::ModelUnavailable, p));
     }
     // The phrase first (ruled out by the message's pairs, usually), then whether the message
@@ -1211,6 +1221,20 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
             return None;
         }
         Some((ErrorClass::ModelUnavailable, format!("message \"{p}\"")))
+    })
+}
+
+/// No access to a model named by its id ("Your organization does not have access to
+/// claude-opus-4-1-20250805"), whatever permission code the answer carries: another model
+/// serves the caller.
+fn access_to_model_id(message: &str) -> Option<String> {
+    if !pairs::may_hold(message, "access to ") {
+        return None;
+    }
+    message.match_indices("access to ").find_map(|(i, p)| {
+        let next = message.get(i + p.len()..)?.split(' ').next()?;
+        let id = concepts::model_id_in(next)?.trim_end_matches(['.', ',', ';', ':']);
+        Some(format!("message \"access to\" + \"{id}\""))
     })
 }
 
@@ -2733,6 +2757,62 @@ const LONG_WINDOW: &[&str] = &[
     "الشهري",
     "दैनिक",
     "मासिक",
+    // Windows of a day or more in el, cs, sk, hu, ro, sv, nl, fa, he, bn, ta, sw and more ar, hi, th, ru, uk.
+    "ημερήσι",
+    "μηνιαί",
+    "εβδομαδιαί",
+    "ανά ημέρα",
+    "ανά μήνα",
+    "denní",
+    "měsíční",
+    "týdenní",
+    "za den",
+    "za měsíc",
+    "denný",
+    "denná",
+    "mesačn",
+    "týždenn",
+    "napi",
+    "zilnic",
+    "zilnică",
+    "lunară",
+    "săptămânal",
+    "pe zi",
+    "pe lună",
+    "daglig",
+    "dagliga",
+    "månads",
+    "månatlig",
+    "per månad",
+    "روزانه",
+    "ماهانه",
+    "هفتگی",
+    "יומי",
+    "יומית",
+    "חודשי",
+    "חודשית",
+    "שבועי",
+    "দৈনিক",
+    "মাসিক",
+    "সাপ্তাহিক",
+    "தினசரி",
+    "மாதாந்திர",
+    "வாராந்திர",
+    "kila siku",
+    "kwa siku",
+    "kwa mwezi",
+    "يومي",
+    "شهري",
+    "أسبوعي",
+    "प्रतिदिन",
+    "साप्ताहिक",
+    "รายสัปดาห์",
+    "в неделю",
+    "недельн",
+    "щоденн",
+    "щомісячн",
+    "на добу",
+    "тижнев",
 ];
 
 /// A window of three hours or more stated as a number and a unit ("5-hour", "5 hours", "5h",

@@ -6470,3 +6470,171 @@ fn gateways_own_words_and_envelopes_of_other_shapes() {
         ),
     ]);
 }
+
+#[wasm_bindgen_test(unsupported = test)]
+fn limits_refusals_and_sizes_in_smaller_languages() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A day's or a month's allowance, in Greek, Czech, Romanian, Swedish, Persian, Hebrew
+        // and Swahili: a stop, whatever the 429 says.
+        (
+            429,
+            r#"{"error":{"message":"Έχετε φτάσει το ημερήσιο όριο αιτημάτων του λογαριασμού σας."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Měsíční limit tokenů pro tento klíč byl vyčerpán."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Limita zilnică de cereri a fost atinsă pentru acest cont."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Den dagliga gränsen för förfrågningar har nåtts."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"سقف درخواست روزانه حساب شما پر شده است."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"הגעת למגבלה החודשית של החשבון."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Umefikia kikomo cha maombi kwa siku."}}"#,
+            QuotaExhausted,
+        ),
+        // A quota used up at 403 (Ukrainian), a retry tomorrow (Bengali, Hungarian).
+        (
+            403,
+            r#"{"error":{"message":"Квота ключа вичерпана, поповніть рахунок","type":"new_api_error"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"অনুরোধ গ্রহণ করা যাচ্ছে না, আগামীকাল আবার চেষ্টা করুন।"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"A keret elfogyott, próbálja újra holnap."}}"#,
+            QuotaExhausted,
+        ),
+        // A limit per minute or per second exceeded: a wait helps (Czech, Hungarian, Hebrew,
+        // Tamil, Dutch).
+        (
+            429,
+            r#"{"error":{"message":"Byl překročen limit požadavků za minutu."}}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Túllépte a másodpercenkénti kéréskorlátot."}}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"חרגת ממגבלת הטוקנים לדקה."}}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"நிமிடத்திற்கான டோக்கன் வரம்பு மீறப்பட்டது."}}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Limiet per minuut overschreden voor deze sleutel."}}"#,
+            RateLimited,
+        ),
+        // Refusals by a filter or a moderation system (Indonesian, Greek, Romanian).
+        (
+            400,
+            r#"{"detail":"Permintaan Anda diblokir oleh sistem moderasi."}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Το περιεχόμενο μπλοκαρίστηκε από το φίλτρο ασφαλείας."}}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Cererea a fost respinsă de filtrul de conținut."}}"#,
+            ContentPolicy,
+        ),
+        // A prompt too long for the model (Hungarian, Hebrew, Thai).
+        (
+            400,
+            r#"{"error":{"message":"A bemenet túl hosszú a modell számára."}}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"הקלט חורג מחלון ההקשר של המודל."}}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"ข้อความยาวเกินไปสำหรับบริบทของโมเดล"}}"#,
+            ContextOverflow,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn field_paths_wrong_routes_model_ids_and_codes_that_are_statuses() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A lowercase field path before the colon is the field a validation names, not a
+        // code: "budget" in it is no spend cap.
+        (
+            400,
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"thinking.enabled.budget_tokens: Field required"}}"#,
+            BadRequest,
+        ),
+        // LM Studio's server answers a path it does not serve in a 200.
+        (
+            200,
+            r#"{"error":"Unexpected endpoint or method. (POST /chat/completions)"}"#,
+            BadRequest,
+        ),
+        // No access to a model named by its id: another model serves, whatever the
+        // permission code says. No access to a project is the key's.
+        (
+            403,
+            r#"{"type":"error","error":{"type":"permission_error","message":"Your organization does not have access to claude-opus-4-1-20250805. Please contact sales."}}"#,
+            ModelUnavailable,
+        ),
+        (
+            403,
+            r#"{"type":"error","error":{"type":"permission_error","message":"Your API key does not have access to this workspace."}}"#,
+            Auth,
+        ),
+        // A relay's 200 whose failing code is an HTTP status of one meaning; a 500 code,
+        // which relays put on any failure, does not outrank the words.
+        (
+            200,
+            r#"{"code":429,"msg":"Ваш запит відхилено.","data":null,"success":false}"#,
+            RateLimited,
+        ),
+        (
+            200,
+            r#"{"code":401,"msg":"Ungültiger Schlüssel","data":null}"#,
+            Auth,
+        ),
+        (
+            200,
+            r#"{"code":500,"message":"参数校验失败: messages 不能为空","data":null}"#,
+            BadRequest,
+        ),
+    ]);
+}
