@@ -125,6 +125,12 @@ CASES = [
     # A relay's 500 whose Portuguese sentence carries the upstream's per-minute 429: the wait,
     # not the relay's failure.
     ("acme-3", 500, {}, {"erro": {"codigo": "ERRO_PROVEDOR", "mensagem": "O provedor retornou erro 429: {\"detail\":\"Limite de requisi\u00e7\u00f5es por minuto excedido. Tente novamente em 10 segundos.\"}"}}, "rate_limited", "10000", False),
+    # Written from the probe files of 2026-12-06 (third session): a day's limit in Greek (a stop,
+    # whatever the 429 says), a minute's in Czech (a wait); no access to a model named by its id
+    # under `permission_error` (the model's, not the key's).
+    ("acme-2", 429, {}, {"error": {"message": "\u0388\u03c7\u03b5\u03c4\u03b5 \u03c6\u03c4\u03ac\u03c3\u03b5\u03b9 \u03c4\u03bf \u03b7\u03bc\u03b5\u03c1\u03ae\u03c3\u03b9\u03bf \u03cc\u03c1\u03b9\u03bf \u03b1\u03b9\u03c4\u03b7\u03bc\u03ac\u03c4\u03c9\u03bd."}}, "quota_exhausted", None, True),
+    ("acme-2", 429, {}, {"error": {"message": "Byl p\u0159ekro\u010den limit po\u017eadavk\u016f za minutu."}}, "rate_limited", None, False),
+    ("acme-3", 403, {}, {"type": "error", "error": {"type": "permission_error", "message": "Your organization does not have access to claude-opus-4-1-20250805. Please contact sales."}}, "model_unavailable", None, True),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
