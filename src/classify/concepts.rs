@@ -2799,6 +2799,10 @@ pub fn refusal(message: &str) -> Option<String> {
         "request argument",
         "unrecognized",
         "unknown parameter",
+        // Google's checks of a request's fields ("GenerateContentRequest.safety_settings[4]:
+        // element predicate failed: $.category in (HarmCategory.HARM_CATEGORY_SEXUALLY_...").
+        "element predicate failed",
+        "invalid value at",
     ];
     // "The content filtering service is temporarily unavailable": the filter is down, nothing
     // was refused.

@@ -6601,6 +6601,13 @@ fn field_paths_wrong_routes_model_ids_and_codes_that_are_statuses() {
             r#"{"type":"error","error":{"type":"invalid_request_error","message":"thinking.enabled.budget_tokens: Field required"}}"#,
             BadRequest,
         ),
+        // Google's check of a request's field names harm categories: the field is wrong,
+        // nothing was refused.
+        (
+            400,
+            r#"{"error":{"code":400,"message":"* GenerateContentRequest.safety_settings[2]: element predicate failed: $.category in (HarmCategory.HARM_CATEGORY_SEXUALLY_EXPLICIT, HarmCategory.HARM_CATEGORY_DANGEROUS_CONTENT)","status":"INVALID_ARGUMENT"}}"#,
+            BadRequest,
+        ),
         // LM Studio's server answers a path it does not serve in a 200.
         (
             200,
