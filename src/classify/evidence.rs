@@ -1906,6 +1906,9 @@ const STREAM_MARKERS: &[&str] = &[
     "\"stream-end\"",
     "\"message-end\"",
     "\"sensitive\"",
+    // GigaChat's refused topic and Yandex's filter, as OpenAI-style stop reasons.
+    "\"blacklist\"",
+    "\"ALTERNATIVE_STATUS_CONTENT_FILTER\"",
     // The Responses API's `response.refusal.delta` events.
     "\"response.refusal.",
     // Gemini's blocked prompt; a relay's `{"code": ..., "msg": ...}`.

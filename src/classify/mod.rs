@@ -463,12 +463,13 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
             learned::Basis::Status,
         ),
     };
-    // An upstream's time-out status that the body states (openai-python's "error code: 524"
-    // inside a relay's 500) is the upstream's own word, not a prior for words to overturn.
-    let upstream_timed_out = evidence
+    // An upstream's status that the body states (openai-python's "error code: 524" inside a
+    // relay's 500, "Error: 429 status code (no body)") is the upstream's own word, not a prior
+    // for words to overturn.
+    let upstream_said = evidence
         .inner_status
-        .is_some_and(|inner| inner != answer.status && matches!(inner, 408 | 504 | 524));
-    if upstream_timed_out && prior.0 == ErrorClass::Timeout {
+        .is_some_and(|inner| inner != answer.status && by_status(inner, evidence).0 == prior.0);
+    if upstream_said && basis == learned::Basis::Status {
         return Settled::Strong(prior, None);
     }
     match allowance_over_weak(prior, evidence) {

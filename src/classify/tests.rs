@@ -6645,3 +6645,13 @@ fn field_paths_wrong_routes_model_ids_and_codes_that_are_statuses() {
         ),
     ]);
 }
+
+#[wasm_bindgen_test(unsupported = test)]
+fn refused_topics_that_end_a_stream() {
+    // GigaChat ends a stream on a topic it does not answer with `finish_reason: "blacklist"`.
+    assert_classes(&[(
+        200,
+        "data: {\"choices\":[{\"delta\":{\"content\":\"\",\"role\":\"assistant\"},\"index\":0}],\"model\":\"GigaChat-2-Pro\",\"object\":\"chat.completion\"}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"\"},\"index\":0,\"finish_reason\":\"blacklist\"}],\"model\":\"GigaChat-2-Pro\",\"object\":\"chat.completion\"}\n\ndata: [DONE]\n\n",
+        ErrorClass::ContentPolicy,
+    )]);
+}

@@ -49,6 +49,56 @@ pub(super) const STRONG_ANCHORS: &[&str] = &[
     "attendere",
     "请",
     "等待",
+    // Try again in, and wait, in nl, sv, no, da, cs, sk, pl, ro, el, hr, sr, sl, bg, uk, ru,
+    // he, ar, fa, id, ms, vi, fi, de ("Försök igen om 30 sekunder", "Zkuste to znovu za 20
+    // sekund", "Reîncercați peste 20 de secunde", "נסה שוב בעוד 40 שניות").
+    "probeer het over",
+    "probeer het opnieuw over",
+    "wacht",
+    "försök igen om",
+    "vänta",
+    "prøv igjen om",
+    "prøv igen om",
+    "vent",
+    "zkuste to znovu za",
+    "zkuste to za",
+    "počkejte",
+    "skúste to znova o",
+    "počkajte",
+    "spróbuj ponownie za",
+    "odczekaj",
+    "poczekaj",
+    "reîncercați peste",
+    "încercați din nou peste",
+    "așteptați",
+    "δοκιμάστε ξανά σε",
+    "δοκιμάστε ξανά σε περίπου",
+    "περιμένετε",
+    "pokušajte ponovno za",
+    "pokušajte ponovo za",
+    "pričekajte",
+    "sačekajte",
+    "poskusite znova čez",
+    "počakajte",
+    "опитайте отново след",
+    "изчакайте",
+    "спробуйте через",
+    "спробуйте знову через",
+    "зачекайте",
+    "подождите",
+    "נסה שוב בעוד",
+    "נסו שוב בעוד",
+    "המתן",
+    "حاول مرة أخرى بعد",
+    "انتظر",
+    "پس از",
+    "بعد از",
+    "tunggu",
+    "cuba lagi dalam",
+    "đợi",
+    "odota",
+    "warten sie",
+    "bitte warten",
 ];
 
 /// Words that follow a wait in languages that put the wait before "after": Chinese "5 秒后重试",
@@ -207,7 +257,10 @@ pub(super) fn spoken_part(s: &str) -> Option<(u128, &str)> {
         }
     }
     let (num, rest) = s.split_at_checked(num_len)?;
-    let (unit_ns, rest) = message_unit(rest.trim_start())?;
+    // Romanian puts "de" between a number from twenty up and its unit ("20 de secunde").
+    let rest = rest.trim_start();
+    let rest = rest.strip_prefix("de ").unwrap_or(rest);
+    let (unit_ns, rest) = message_unit(rest)?;
     Some((decimal_ns(num, unit_ns)?, rest))
 }
 
@@ -239,14 +292,41 @@ pub(super) fn message_unit(s: &str) -> Option<(u128, &str)> {
         ("個月", 30 * NS_PER_DAY),
         ("개월", 30 * NS_PER_DAY),
     ];
-    // Russian and Vietnamese ("через 12 секунд", "sau 30 giây").
-    const OTHER: [(&str, u128); 6] = [
+    // Russian and Vietnamese ("через 12 секунд", "sau 30 giây"), Ukrainian and Bulgarian,
+    // Greek, Hebrew, Arabic, Persian, Thai, Hungarian, Romanian, Czech.
+    const OTHER: [(&str, u128); 32] = [
         ("секунд", NS_PER_S),
         ("сек", NS_PER_S),
         ("минут", NS_PER_MIN),
         ("мин", NS_PER_MIN),
+        ("хвилин", NS_PER_MIN),
+        ("годин", NS_PER_H),
+        ("час", NS_PER_H),
         ("giây", NS_PER_S),
         ("phút", NS_PER_MIN),
+        ("δευτερόλεπτ", NS_PER_S),
+        ("λεπτ", NS_PER_MIN),
+        ("ώρ", NS_PER_H),
+        ("שניות", NS_PER_S),
+        ("שנייה", NS_PER_S),
+        ("דקות", NS_PER_MIN),
+        ("דקה", NS_PER_MIN),
+        ("שעות", NS_PER_H),
+        ("ثوان", NS_PER_S),
+        ("ثانية", NS_PER_S),
+        ("ثانیه", NS_PER_S),
+        ("دقائق", NS_PER_MIN),
+        ("دقيقة", NS_PER_MIN),
+        ("دقیقه", NS_PER_MIN),
+        ("ساعة", NS_PER_H),
+        ("ساعت", NS_PER_H),
+        ("วินาที", NS_PER_S),
+        ("นาที", NS_PER_MIN),
+        ("ชั่วโมง", NS_PER_H),
+        ("másodperc", NS_PER_S),
+        ("óra", NS_PER_H),
+        ("secundă", NS_PER_S),
+        ("sekúnd", NS_PER_S),
     ];
     if let Some(found) = CJK
         .iter()
@@ -268,6 +348,13 @@ pub(super) fn message_unit(s: &str) -> Option<(u128, &str)> {
         "segundo" | "segundos" | "seconde" | "secondes" | "secondo" | "secondi" | "sekunde"
         | "sekunden" | "detik" => NS_PER_S,
         "minuto" | "minutos" | "minuti" | "minuten" | "menit" => NS_PER_MIN,
+        // nl, sv, no, da, cs, sk, pl, ro, hr, sr, sl, fi, tr, id, ms, hu.
+        "seconden" | "sekund" | "sekunder" | "sekundy" | "sekundu" | "sekundi" | "sekundo"
+        | "sekunda" | "secunde" | "sekuntia" | "sekunnin" | "saniye" => NS_PER_S,
+        "minuut" | "minuter" | "minutter" | "minut" | "minuty" | "minutu" | "minuta"
+        | "minuuttia" | "minuutin" | "dakika" | "perc" | "perces" => NS_PER_MIN,
+        "uur" | "timmar" | "timme" | "timer" | "hodin" | "hodiny" | "hodinu" | "ore" | "sat"
+        | "sata" | "sati" | "godzin" | "godziny" | "tuntia" | "tunnin" | "jam" => NS_PER_H,
         _ => return None,
     };
     Some((ns, rest))

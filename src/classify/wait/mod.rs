@@ -150,18 +150,23 @@ pub fn from_message(message: &str) -> Option<Stated> {
     }
     // ASCII lowercasing keeps byte offsets, so positions in `lower` are valid in `message`.
     let lower = message.to_ascii_lowercase();
-    let mut candidates: Vec<(usize, usize)> = STRONG_ANCHORS
-        .iter()
-        .flat_map(|anchor| {
-            crate::classify::occurrences(lower.as_bytes(), anchor.as_bytes())
-                .map(move |i| (i, i.saturating_add(anchor.len())))
-        })
-        .filter(|&(start, end)| {
-            // Chinese anchors need no word boundary.
-            let ascii = lower.get(start..end).is_some_and(|a| a.is_ascii());
-            !ascii || word_start(&lower, start)
-        })
-        .collect();
+    // An anchor whose byte pairs a judged message lacks is not scanned for (the messages being
+    // judged are lowercase already; any other text is scanned whole).
+    let mut candidates: Vec<(usize, usize)> = crate::classify::pairs::with(message, |held| {
+        STRONG_ANCHORS
+            .iter()
+            .filter(|anchor| held.may_hold(anchor))
+            .flat_map(|anchor| {
+                crate::classify::occurrences(lower.as_bytes(), anchor.as_bytes())
+                    .map(move |i| (i, i.saturating_add(anchor.len())))
+            })
+            .filter(|&(start, end)| {
+                // Chinese anchors need no word boundary.
+                let ascii = lower.get(start..end).is_some_and(|a| a.is_ascii());
+                !ascii || word_start(&lower, start)
+            })
+            .collect()
+    });
     candidates.sort_unstable();
     let strong = candidates
         .iter()

@@ -368,6 +368,32 @@ fn from_message_cases() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn waits_in_smaller_languages() {
+    let cases: &[(&str, Option<u64>)] = &[
+        ("Försök igen om 45 sekunder.", Some(45_000)),
+        ("Prøv igjen om 2 minutter.", Some(120_000)),
+        ("Probeer het over 15 seconden opnieuw.", Some(15_000)),
+        ("Zkuste to znovu za 3 minuty.", Some(180_000)),
+        ("Spróbuj ponownie za 30 sekund.", Some(30_000)),
+        ("Reîncercați peste 25 de secunde.", Some(25_000)),
+        ("Pokušajte ponovno za 1 sat.", Some(3_600_000)),
+        // Messages reach the reader lowercased (`evidence::normalize`), in every script.
+        ("δοκιμάστε ξανά σε 12 δευτερόλεπτα.", Some(12_000)),
+        ("опитайте отново след 20 секунди.", Some(20_000)),
+        ("спробуйте через 2 хвилини.", Some(120_000)),
+        ("נסו שוב בעוד 3 דקות", Some(180_000)),
+        ("حاول مرة أخرى بعد 30 ثانية", Some(30_000)),
+        ("Odota 10 sekuntia.", Some(10_000)),
+        ("Bitte warten Sie 20 Sekunden.", Some(20_000)),
+        // No anchor: a count of seconds is no wait.
+        ("Limit 20 sekund na żądanie.", None),
+    ];
+    for (v, want) in cases {
+        assert_eq!(from_message(v), want.map(W), "{v:?}");
+    }
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn body_fields_cases() {
     let retry_info = "type.googleapis.com/google.rpc.RetryInfo";
     let nest =
