@@ -1692,6 +1692,8 @@ const RETRY: &[&str] = &[
     "återställs",
     "ανανεωθεί",
     "ανανεώνεται",
+    // Again, in Persian.
+    "دوباره",
 ];
 
 /// A day or more away.
@@ -2250,6 +2252,11 @@ const ALLOWANCE: &[&str] = &[
     "gränsen",
     "limitu",
     "korlát",
+    // An allowance in Hungarian, a limit in sr, hr, sl.
+    "keret",
+    "keretet",
+    "omejitev",
+    "ograničenje",
 ];
 
 /// Used up.
@@ -2374,6 +2381,13 @@ const USED_UP: &[&str] = &[
     "imeisha",
     "umefikia",
     "umemaliza",
+    // Ended or reached in he, sr, hr, sl.
+    "הסתיימ",
+    "dostignut",
+    "dosežen",
+    "iskorišćen",
+    "iskorišten",
+    "porabljen",
 ];
 
 /// Words of a rate: "Rate limit reached for requests" is a rate limit, however it is worded.
@@ -2534,6 +2548,8 @@ const GRANT: &[&str] = &[
     "কোটা",
     "โควตา",
     "ஒதுக்கீடு",
+    // A quota in Hebrew, construct state.
+    "מכסת",
 ];
 
 /// A grant used up ("This request exceeds your quota of 10000", "Out of call volume quota"),

@@ -797,7 +797,6 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
         // llama.cpp: "Input prompt is too big compared to KV size".
         "prompt is too big",
         "input is too long",
-        "request too large",
         "reduce the length of the messages",
         "exceeds the maximum number of tokens",
         "maximum allowed number of output tokens",
@@ -837,10 +836,26 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
     if let Some(p) = allowance_used_up(evidence) {
         return Some((ErrorClass::QuotaExhausted, p));
     }
-    // Not "Request too large: the request body exceeds 6291456 bytes": a body in bytes.
+    // "Request too large" in English, ru, pl, tr, es, fr, de, it, pt, id, vi; not "Request too
+    // large: the request body exceeds 6291456 bytes", a body in bytes.
+    const TOO_LARGE: &[&str] = &[
+        "request too large",
+        "запрос слишком большой",
+        "żądanie jest zbyt duże",
+        "istek çok büyük",
+        "solicitud demasiado grande",
+        "requête trop volumineuse",
+        "anfrage ist zu groß",
+        "anfrage zu groß",
+        "richiesta troppo grande",
+        "solicitação muito grande",
+        "requisição muito grande",
+        "permintaan terlalu besar",
+        "yêu cầu quá lớn",
+    ];
     let body_in_bytes = || payload_limit(evidence);
     if let Some(p) = matched_phrase(evidence, CONTEXT)
-        .filter(|p| !(p.starts_with("request too large") && body_in_bytes()))
+        .or_else(|| matched_phrase(evidence, TOO_LARGE).filter(|_| !body_in_bytes()))
     {
         return Some((ErrorClass::ContextOverflow, format!("message \"{p}\"")));
     }
@@ -2814,6 +2829,20 @@ const LONG_WINDOW: &[&str] = &[
     "щомісячн",
     "на добу",
     "тижнев",
+    // Windows of a day or a month in sr, hr, sl, pl, fa, he.
+    "mesečn",
+    "mjesečn",
+    "dnevni",
+    "dnevna",
+    "dnevno",
+    "dnevne",
+    "na miesiąc",
+    "na dzień",
+    "dziennie",
+    "در روز",
+    "در ماه",
+    "החודש",
+    "היומית",
 ];
 
 /// A window of three hours or more stated as a number and a unit ("5-hour", "5 hours", "5h",

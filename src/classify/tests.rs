@@ -6571,6 +6571,56 @@ fn limits_refusals_and_sizes_in_smaller_languages() {
             r#"{"error":{"message":"Cererea a fost respinsă de filtrul de conținut."}}"#,
             ContentPolicy,
         ),
+        // A month's or a day's limit in Serbian, Hebrew, Persian (with "tomorrow") and Polish
+        // (tokens per month: a grant, not a prompt's size).
+        (
+            429,
+            r#"{"code":429,"msg":"Dostignut je mesečni limit zahteva za ovaj ključ."}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":"מכסת הבקשות החודשית הסתיימה."}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            "محدودیت درخواست روزانه پر شد؛ فردا دوباره امتحان کنید.",
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Wykorzystano limit tokenów na miesiąc dla tego klucza."}}"#,
+            QuotaExhausted,
+        ),
+        // A wait before Hungarian's "múlva": hours are a stop, seconds a wait.
+        (
+            429,
+            r#"{"error":{"message":"A keret elfogyott, 3 óra 10 perc múlva próbálja újra.","type":"rate_limit_error"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Túl sok kérés, 30 másodperc múlva próbálja újra.","type":"rate_limit_error"}}"#,
+            RateLimited,
+        ),
+        // One request larger than a whole per-minute limit, in Russian and Turkish; a body too
+        // large in bytes, in German, is no prompt's size.
+        (
+            429,
+            r#"{"error":{"message":"Запрос слишком большой: 61 000 токенов при лимите 40 000 токенов в минуту.","type":"tokens","code":"rate_limit_exceeded"}}"#,
+            ContextOverflow,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"İstek çok büyük: dakika başına 30.000 token sınırı, istenen 45.000.","type":"tokens","code":"rate_limit_exceeded"}}"#,
+            ContextOverflow,
+        ),
+        (
+            413,
+            r#"{"detail":"Anfrage zu groß: der Body überschreitet 10 MB."}"#,
+            BadRequest,
+        ),
         // A prompt too long for the model (Hungarian, Hebrew, Thai).
         (
             400,

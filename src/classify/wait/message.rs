@@ -104,7 +104,11 @@ pub(super) const STRONG_ANCHORS: &[&str] = &[
 /// Words that follow a wait in languages that put the wait before "after": Chinese "5 秒后重试",
 /// Japanese "1分後に再試行してください", Korean "1분 후 다시 시도해 주세요". The wait counts only
 /// when one of [`RESUME_WORDS`] comes soon after, so "5 秒后断开" (disconnects) is no wait.
-pub(super) const AFTER_MARKERS: &[&str] = &["之后", "之後", "以后", "以後", "后", "後", "후"];
+/// Hungarian and Turkish put theirs after the wait too ("2 óra múlva próbálja újra", "30 saniye
+/// sonra tekrar deneyin").
+pub(super) const AFTER_MARKERS: &[&str] = &[
+    "之后", "之後", "以后", "以後", "后", "後", "후", "múlva", "sonra",
+];
 
 /// Retrying or a reset, right after an [`AFTER_MARKERS`] word.
 pub(super) const RESUME_WORDS: &[&str] = &[
@@ -132,6 +136,13 @@ pub(super) const RESUME_WORDS: &[&str] = &[
     "补充",
     "補充",
     "충전",
+    // Hungarian: try, again, renews; Turkish: again.
+    "próbál",
+    "újra",
+    "megújul",
+    "újul",
+    "tekrar",
+    "yeniden",
 ];
 
 /// How many characters after the marker a [`RESUME_WORDS`] word may start ("後に再試行",
@@ -140,7 +151,7 @@ const RESUME_WINDOW_CHARS: usize = 6;
 
 /// A wait written as "<number><unit> 后/後/후 <retry>" at the start of `s`, in nanoseconds.
 pub(super) fn wait_before_after(s: &str) -> Option<u128> {
-    let (ns, rest) = clock_duration(s).or_else(|| spoken_part(s))?;
+    let (ns, rest) = clock_duration(s).or_else(|| spoken_parts(s))?;
     let rest = rest.trim_start();
     let after = AFTER_MARKERS.iter().find_map(|m| rest.strip_prefix(m))?;
     let resumes = after
@@ -193,7 +204,13 @@ pub(super) fn spoken_duration(s: &str) -> Option<u128> {
     if let Some((total, _)) = clock_duration(rest) {
         return Some(total);
     }
-    let (mut total, mut rest) = spoken_part(rest)?;
+    spoken_parts(rest).map(|(total, _)| total)
+}
+
+/// A duration of one or more parts at the start of `s` ("1m30s", "1 minute 30 seconds", "2 óra
+/// 15 perc"), in nanoseconds, and the rest.
+fn spoken_parts(s: &str) -> Option<(u128, &str)> {
+    let (mut total, mut rest) = spoken_part(s)?;
     loop {
         // Go-style "1m30s" continues directly; "1 minute 30 seconds" / "... and 30 seconds" too.
         let next = rest.trim_start();
@@ -206,7 +223,7 @@ pub(super) fn spoken_duration(s: &str) -> Option<u128> {
             None => break,
         }
     }
-    Some(total)
+    Some((total, rest))
 }
 
 /// `H:MM:SS` or `HH:MM:SS` at the start of `s`, with .NET's days before a dot (`5.02:11:09`),
@@ -353,8 +370,9 @@ pub(super) fn message_unit(s: &str) -> Option<(u128, &str)> {
         | "sekunda" | "secunde" | "sekuntia" | "sekunnin" | "saniye" => NS_PER_S,
         "minuut" | "minuter" | "minutter" | "minut" | "minuty" | "minutu" | "minuta"
         | "minuuttia" | "minuutin" | "dakika" | "perc" | "perces" => NS_PER_MIN,
-        "uur" | "timmar" | "timme" | "timer" | "hodin" | "hodiny" | "hodinu" | "ore" | "sat"
-        | "sata" | "sati" | "godzin" | "godziny" | "tuntia" | "tunnin" | "jam" => NS_PER_H,
+        "nap" | "napot" => NS_PER_DAY,
+        "uur" | "timmar" | "timme" | "timer" | "ure" | "hodin" | "hodiny" | "hodinu" | "ore"
+        | "sat" | "sata" | "sati" | "godzin" | "godziny" | "tuntia" | "tunnin" | "jam" => NS_PER_H,
         _ => return None,
     };
     Some((ns, rest))

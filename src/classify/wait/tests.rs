@@ -385,6 +385,14 @@ fn waits_in_smaller_languages() {
         ("حاول مرة أخرى بعد 30 ثانية", Some(30_000)),
         ("Odota 10 sekuntia.", Some(10_000)),
         ("Bitte warten Sie 20 Sekunden.", Some(20_000)),
+        // Hungarian and Turkish write the wait before "after" (múlva, sonra).
+        (
+            "túl sok kérés, 45 másodperc múlva próbálja újra.",
+            Some(45_000),
+        ),
+        ("lütfen 20 saniye sonra tekrar deneyin.", Some(20_000)),
+        ("2 óra 15 perc múlva próbálja újra.", Some(8_100_000)),
+        ("30 saniye sonra bağlantı kesilecek.", None),
         // No anchor: a count of seconds is no wait.
         ("Limit 20 sekund na żądanie.", None),
     ];
