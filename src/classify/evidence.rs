@@ -735,7 +735,9 @@ impl Evidence {
     /// JavaScript's `cause` beside the wrapper's message ("LLM provider error").
     fn read_top_level_fields(&mut self, map: &Map<String, Value>, depth: usize) {
         if depth < MAX_NESTING {
-            for field in ["message", "detail", "msg", "err", "cause"] {
+            // n8n's `NodeApiError` puts the upstream's status and body in `description`
+            // ("402 - {...}").
+            for field in ["message", "detail", "msg", "err", "cause", "description"] {
                 if let Some(Value::String(text)) = map.get(field) {
                     self.read_embedded(text, depth);
                 }

@@ -6705,3 +6705,33 @@ fn refused_topics_that_end_a_stream() {
         ErrorClass::ContentPolicy,
     )]);
 }
+
+#[wasm_bindgen_test(unsupported = test)]
+fn wrapped_and_localized_upstream_answers() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // n8n's `NodeApiError`: the upstream's status and body in `description`.
+        (
+            500,
+            r#"{"message":"Error in workflow","description":"402 - {\"error\":{\"message\":\"Ihr Guthaben reicht nicht aus.\",\"type\":\"insufficient_quota\"}}"}"#,
+            QuotaExhausted,
+        ),
+        // Timed out, in German and Turkish, under a wrapper's 500.
+        (
+            500,
+            r#"{"error":"Upstream-Fehler: Zeitüberschreitung nach 60 Sekunden."}"#,
+            Timeout,
+        ),
+        (
+            500,
+            r#"{"error":{"message":"Sağlayıcıya istek zaman aşımına uğradı."}}"#,
+            Timeout,
+        ),
+        // A day-level flow control exceeded (iFlytek's 11201): a stop, not a rate.
+        (
+            429,
+            r#"{"error":{"message":"授权错误：日级流控超限","type":"upstream_error","code":"11201"}}"#,
+            QuotaExhausted,
+        ),
+    ]);
+}
