@@ -624,7 +624,8 @@ const SIZE: &[&str] = &[
     "프롬프트",
     "提示词",
     "提示詞",
-    // Context, input and tokens in el, cs, sk, hu, ro, sv, nl, fa, he, bn, ta, sw and more ar, hi, th, ru, uk.
+    // Context, input and tokens in el, cs, sk, hu, ro, sv, nl, fa, he, bn, ta, sw and more ar, hi,
+    // th, ru, uk.
     "πλαίσιο",
     "εισόδου",
     "kontextu",
@@ -748,7 +749,8 @@ const EXCESS: &[&str] = &[
     "dépassée",
     "dépassé",
     "maksymalna",
-    // Too long and exceeds in el, cs, sk, hu, ro, sv, nl, fa, he, bn, ta, sw and more ar, hi, th, ru, uk.
+    // Too long and exceeds in el, cs, sk, hu, ro, sv, nl, fa, he, bn, ta, sw and more ar, hi, th,
+    // ru, uk.
     "túl hosszú",
     "meghaladja",
     "příliš dlouh",
@@ -914,7 +916,8 @@ const CONTENT: &[&str] = &[
     "表現",
     "表现",
     "표현",
-    // Content and requests in el, cs, sk, hu, ro, sv, nl, fa, he, bn, ta, sw and more ar, hi, th, ru, uk.
+    // Content and requests in el, cs, sk, hu, ro, sv, nl, fa, he, bn, ta, sw and more ar, hi, th,
+    // ru, uk.
     "permintaan",
     "αίτημα",
     "περιεχόμεν",
@@ -1131,7 +1134,8 @@ const SAFETY: &[&str] = &[
     "moderasi",
     "moderasyon",
     "kiểm duyệt",
-    // Filters, moderation, safety and harm in el, cs, sk, hu, ro, sv, nl, fa, he, bn, ta, sw and more ar, hi, th, ru, uk.
+    // Filters, moderation, safety and harm in el, cs, sk, hu, ro, sv, nl, fa, he, bn, ta, sw and
+    // more ar, hi, th, ru, uk.
     "φίλτρο",
     "ασφαλεί",
     "επιβλαβ",
@@ -1713,7 +1717,8 @@ const DAYS_LATER: &[&str] = &[
     "내일",
     "다음 주",
     "다음 달",
-    // Tomorrow in es, pt, fr, de, nl, it, id, tr, vi, ru, uk, pl, el, cs, sk, hu, ro, sv, nl, fa, he, bn, ta, sw and more ar, hi, th, ru, uk.
+    // Tomorrow in es, pt, fr, de, nl, it, id, tr, vi, ru, uk, pl, el, cs, sk, hu, ro, sv, fa, he,
+    // bn, ta, sw, ar, th.
     "mañana",
     "amanhã",
     "demain",
@@ -2222,7 +2227,8 @@ const ALLOWANCE: &[&str] = &[
     "허용 호출",
     "호출 건수",
     "호출 횟수",
-    // A quota or a limit in el, cs, sk, hu, ro, sv, nl, fa, he, bn, ta, sw and more ar, hi, th, ru, uk.
+    // A quota or a limit in el, cs, sk, hu, ro, sv, nl, fa, he, bn, ta, sw and more ar, hi, th, ru,
+    // uk.
     "kvót",
     "kvot",
     "kvoten",
@@ -2338,7 +2344,8 @@ const USED_UP: &[&str] = &[
     "tercapai",
     "wyczerpan",
     "przekroczon",
-    // Used up or exceeded in el, cs, sk, hu, ro, sv, nl, fa, he, bn, ta, sw and more ar, hi, th, ru, uk.
+    // Used up or exceeded in el, cs, sk, hu, ro, sv, nl, fa, he, bn, ta, sw and more ar, hi, th,
+    // ru, uk.
     "εξαντλήθηκ",
     "εξαντλήσα",
     "ξεπεράσα",

@@ -2795,7 +2795,8 @@ const LONG_WINDOW: &[&str] = &[
     "الشهري",
     "दैनिक",
     "मासिक",
-    // Windows of a day or more in el, cs, sk, hu, ro, sv, nl, fa, he, bn, ta, sw and more ar, hi, th, ru, uk.
+    // Windows of a day or more in el, cs, sk, hu, ro, sv, nl, fa, he, bn, ta, sw and more ar, hi,
+    // th, ru, uk.
     "ημερήσι",
     "μηνιαί",
     "εβδομαδιαί",

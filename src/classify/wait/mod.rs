@@ -179,9 +179,14 @@ pub fn from_message(message: &str) -> Option<Stated> {
                 .get(start.saturating_add(2)..)
                 .and_then(spoken_duration)
         });
-    // "1分後に再試行", "30초 후 다시": the number comes first. Each run of digits is a start;
-    // none is looked at in a message without a word for "after" (every one is not ASCII).
-    let after_word = !lower.is_ascii() && AFTER_MARKERS.iter().any(|m| lower.contains(m));
+    // "1分後に再試行", "30초 후 다시", "20 saniye sonra tekrar deneyin": the number comes first.
+    // Each run of digits is a start; none is looked at in a message without a word for "after"
+    // (in an ASCII message, only an ASCII one is looked for).
+    let ascii = lower.is_ascii();
+    let after_word = AFTER_MARKERS
+        .iter()
+        .filter(|m| !ascii || m.is_ascii())
+        .any(|m| lower.contains(m));
     let scanned = if after_word { lower.as_str() } else { "" };
     let before_after = scanned
         .char_indices()

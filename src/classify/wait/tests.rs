@@ -391,6 +391,10 @@ fn waits_in_smaller_languages() {
             Some(45_000),
         ),
         ("lütfen 20 saniye sonra tekrar deneyin.", Some(20_000)),
+        (
+            "cok fazla istek: 20 saniye sonra tekrar deneyin.",
+            Some(20_000),
+        ),
         ("2 óra 15 perc múlva próbálja újra.", Some(8_100_000)),
         ("30 saniye sonra bağlantı kesilecek.", None),
         // No anchor: a count of seconds is no wait.
