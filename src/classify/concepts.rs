@@ -2234,6 +2234,15 @@ const ALLOWANCE: &[&str] = &[
     "kvoten",
     "quotum",
     "cotă",
+    // Also a grant's words (`GRANT`), kept in step by a unit test.
+    "allotment",
+    "allotted",
+    "额度",
+    "額度",
+    "제공량",
+    "tageskontingent",
+    "monatskontingent",
+    "מכסת",
     "limită",
     "limita",
     "ποσόστωση",
@@ -3716,6 +3725,27 @@ mod tests {
         class_of(&messages)
             .map(|(c, _)| c)
             .or_else(|| capacity_in(&messages).map(|_| ErrorClass::Overloaded))
+    }
+
+    /// `GRANT` and `ALLOWANCE` list the same quota words in each language; a word added to one
+    /// and forgotten in the other drifts them apart. Only these grants are no caller's allowance
+    /// word: balances, plans' counts and caps the allowance reader meets through other lists.
+    #[wasm_bindgen_test(unsupported = test)]
+    fn every_grant_word_is_an_allowance() {
+        let grants_only = [
+            "usage cap",
+            "its cap",
+            "your cap",
+            "credits",
+            "premium request",
+            "premium requests",
+        ];
+        let drifted: Vec<&str> = GRANT
+            .iter()
+            .copied()
+            .filter(|w| first(w, ALLOWANCE).is_some() == grants_only.contains(w))
+            .collect();
+        assert!(drifted.is_empty(), "{drifted:?}");
     }
 
     #[wasm_bindgen_test(unsupported = test)]

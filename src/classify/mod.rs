@@ -417,11 +417,15 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
             return Settled::Strong(decision, None);
         }
     }
-    let (prior, basis) = match generic_code(evidence) {
-        Some((ErrorClass::Overloaded, _)) if says_more => (
-            status_prior(answer.status, evidence),
-            learned::Basis::Status,
-        ),
+    // `stated`: the prior is an upstream's status that the body states (openai-python's
+    // "error code: 524" inside a relay's 500, "Error: 429 status code (no body)"), the
+    // upstream's own word, not a prior for words to overturn.
+    let from_status = || {
+        let (prior, stated) = status_prior(answer.status, evidence);
+        (prior, learned::Basis::Status, stated)
+    };
+    let (prior, basis, stated) = match generic_code(evidence) {
+        Some((ErrorClass::Overloaded, _)) if says_more => from_status(),
         // A client's fault (`invalid_request_error`) under a server's failure (a 503 "server
         // shutting down"): the code contradicts the status, and the status's reading costs
         // less when wrong (one request moved along its chain, not a failure handed back).
@@ -431,10 +435,7 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
         Some((ErrorClass::BadRequest, _))
             if answer.status >= 500 || answer.status == 401 || timeout_status =>
         {
-            (
-                status_prior(answer.status, evidence),
-                learned::Basis::Status,
-            )
+            from_status()
         }
         // The reverse: a server's failure (`server_error`) under a client error whose words
         // say what the request did wrong ("Upstream request failed: [400] Invalid request
@@ -452,24 +453,17 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
                     ),
                 ),
                 learned::Basis::Status,
+                false,
             )
         }
         Some(d) => (
             not_found_path(d, answer.status, evidence),
             learned::Basis::GenericCode,
+            false,
         ),
-        None => (
-            status_prior(answer.status, evidence),
-            learned::Basis::Status,
-        ),
+        None => from_status(),
     };
-    // An upstream's status that the body states (openai-python's "error code: 524" inside a
-    // relay's 500, "Error: 429 status code (no body)") is the upstream's own word, not a prior
-    // for words to overturn.
-    let upstream_said = evidence
-        .inner_status
-        .is_some_and(|inner| inner != answer.status && by_status(inner, evidence).0 == prior.0);
-    if upstream_said && basis == learned::Basis::Status {
+    if stated {
         return Settled::Strong(prior, None);
     }
     match allowance_over_weak(prior, evidence) {
@@ -571,14 +565,14 @@ pub fn tie_break_input(answer: &Answer) -> TieBreakInput {
 
 /// The status prior, when nothing else decided: an envelope's own error status (a relay's 200
 /// or a gateway's 500 around a provider's 429) speaks for the error it carries, else the
-/// answer's status does.
-fn status_prior(status: u16, evidence: &Evidence) -> Decision {
+/// answer's status does. True when the envelope's status decided.
+fn status_prior(status: u16, evidence: &Evidence) -> (Decision, bool) {
     match evidence.inner_status.filter(|inner| *inner != status) {
         Some(inner) => {
             let (class, reason) = by_status(inner, evidence);
-            (class, format!("inner {reason} (answer {status})"))
+            ((class, format!("inner {reason} (answer {status})")), true)
         }
-        None => by_status(status, evidence),
+        None => (by_status(status, evidence), false),
     }
 }
 

@@ -6704,6 +6704,12 @@ fn refused_topics_that_end_a_stream() {
         "data: {\"choices\":[{\"delta\":{\"content\":\"\",\"role\":\"assistant\"},\"index\":0}],\"model\":\"GigaChat-2-Pro\",\"object\":\"chat.completion\"}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"\"},\"index\":0,\"finish_reason\":\"blacklist\"}],\"model\":\"GigaChat-2-Pro\",\"object\":\"chat.completion\"}\n\ndata: [DONE]\n\n",
         ErrorClass::ContentPolicy,
     )]);
+    // YandexGPT streams one JSON result per line; a filter ends it in the last alternative.
+    assert_classes(&[(
+        200,
+        "{\"result\":{\"alternatives\":[{\"message\":{\"role\":\"assistant\",\"text\":\"Вот\"},\"status\":\"ALTERNATIVE_STATUS_PARTIAL\"}],\"usage\":{\"inputTextTokens\":\"18\",\"completionTokens\":\"1\",\"totalTokens\":\"19\"},\"modelVersion\":\"23.10.2024\"}}\n{\"result\":{\"alternatives\":[{\"message\":{\"role\":\"assistant\",\"text\":\"\"},\"status\":\"ALTERNATIVE_STATUS_CONTENT_FILTER\"}],\"usage\":{\"inputTextTokens\":\"18\",\"completionTokens\":\"1\",\"totalTokens\":\"19\"},\"modelVersion\":\"23.10.2024\"}}\n",
+        ErrorClass::ContentPolicy,
+    )]);
 }
 
 #[wasm_bindgen_test(unsupported = test)]

@@ -263,6 +263,13 @@ fn reset_header_cases() {
     }
 }
 
+/// Each message reads as its wait in ms, or as no wait.
+fn assert_waits(cases: &[(&str, Option<u64>)]) {
+    for (v, want) in cases {
+        assert_eq!(from_message(v), want.map(W), "{v:?}");
+    }
+}
+
 #[wasm_bindgen_test(unsupported = test)]
 fn from_message_cases() {
     let cases: &[(&str, Option<u64>)] = &[
@@ -354,9 +361,7 @@ fn from_message_cases() {
         ("We await 5 seconds", None),
         ("retry in -5s", None),
     ];
-    for (v, want) in cases {
-        assert_eq!(from_message(v), want.map(W), "{v:?}");
-    }
+    assert_waits(cases);
     // Stated, but more than a year: nonsense.
     for v in [
         "Please try again in 99999999999999999999999h",
@@ -400,9 +405,7 @@ fn waits_in_smaller_languages() {
         // No anchor: a count of seconds is no wait.
         ("Limit 20 sekund na żądanie.", None),
     ];
-    for (v, want) in cases {
-        assert_eq!(from_message(v), want.map(W), "{v:?}");
-    }
+    assert_waits(cases);
 }
 
 #[wasm_bindgen_test(unsupported = test)]
