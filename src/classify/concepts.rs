@@ -3703,7 +3703,26 @@ const REQUEST_FAULT: &[&str] = &[
 
 /// A word of a request not taken as sent, in any message.
 pub fn request_fault_in(messages: &[String]) -> Option<&'static str> {
-    messages.iter().find_map(|m| first(m, REQUEST_FAULT))
+    messages.iter().find_map(|m| {
+        first(m, REQUEST_FAULT).or_else(|| names_indexed_field(m).then_some("a request field"))
+    })
+}
+
+/// Whether a message starts with the request field it faults, by an indexed path before a
+/// colon (`messages.2.content.4: each tool_use must have a single result`, `contents[0]: ...`).
+/// The index tells a field of the request from a module or a host (`google.api_core: ...`).
+fn names_indexed_field(message: &str) -> bool {
+    let Some((head, _)) = message.split_once(':') else {
+        return false;
+    };
+    let path = head.len() <= 64
+        && head.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
+        && head
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._[]".contains(&b));
+    path && head
+        .split(['.', '[', ']'])
+        .any(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// A capacity word in any message: the weakest concept, checked after every phrase.

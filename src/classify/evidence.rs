@@ -1213,6 +1213,11 @@ impl Evidence {
         if let Some(name) = exception_named_in(message) {
             self.push_code("message.exception", name.to_owned());
         }
+        // grpc-go's status in the text ("rpc error: code = PermissionDenied desc = ..."): the
+        // canonical code, in Google's spelling (`permission_denied`).
+        if let Some(code) = grpc_code_in(message) {
+            self.push_code("message.grpc", code);
+        }
         let normalized = normalize(message);
         if self.inner_status.is_none() {
             self.inner_status = status_named_in(&normalized).or_else(|| sdk_error_status(message));
@@ -1704,6 +1709,33 @@ fn is_sentence(text: &str) -> bool {
     text.len() > 24 && (text.split_whitespace().nth(3).is_some() || unspaced())
 }
 
+/// The gRPC status code that grpc-go writes into an error's text (`rpc error: code =
+/// ResourceExhausted desc = ...`), in snake case (`resource_exhausted`). Only where the text
+/// starts with it (or "error: "): deeper in a chain of causes ("could not load model: rpc
+/// error: code = Unavailable ...") it is a detail of what the outer words say failed.
+fn grpc_code_in(message: &str) -> Option<String> {
+    const MARK: &str = "rpc error: code = ";
+    let at = message.find(MARK)?;
+    if !matches!(&message[..at], "" | "error: " | "Error: ") {
+        return None;
+    }
+    let rest = &message[at + MARK.len()..];
+    let name = &rest[..rest
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(rest.len())];
+    if name.is_empty() || name.len() > 32 {
+        return None;
+    }
+    let mut code = String::with_capacity(name.len() + 4);
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            code.push('_');
+        }
+        code.push(c.to_ascii_lowercase());
+    }
+    Some(code)
+}
+
 /// The first exception class named in a message (`ThrottlingException`), without its package.
 fn exception_named_in(message: &str) -> Option<&str> {
     let name = class_name_ending(message, message.find("Exception")?, "Exception")?;
@@ -1893,6 +1925,8 @@ fn looks_like_sse(text: &str) -> bool {
 /// reason, an exception, a relay's message.
 const STREAM_MARKERS: &[&str] = &[
     "\"error\"",
+    // Cloudflare's envelope (`{"errors": [...], "success": false}`) ending a Workers AI stream.
+    "\"errors\"",
     "\"refusal\"",
     "\"content_filter\"",
     "\"base_resp\"",

@@ -413,7 +413,7 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
             .inner_status
             .is_some_and(|inner| (400..500).contains(&inner));
     if !timeout_status && !wraps_4xx {
-        if let Some(decision) = unnamed_failure(evidence) {
+        if let Some(decision) = unnamed_failure(evidence, answer.status) {
             return Settled::Strong(decision, None);
         }
     }
@@ -1107,12 +1107,31 @@ fn output_limit_over_bound(message: &str) -> Option<String> {
         "up to",
         "between",
     ];
-    let param = PARAM.iter().find(|p| has_phrase(message, p))?;
-    let bound = BOUND.iter().find(|b| message.contains(*b))?;
+    // The bound is read near the parameter it bounds, mostly after it ("max_tokens ... is not
+    // valid: integer above maximum value, expected a value <= 32768"): a traceback's `in
+    // <module>` a line before a `max_tokens=64000` argument bounds nothing.
+    const BEFORE: usize = 32;
+    const AFTER: usize = 128;
+    let (param, at) = PARAM
+        .iter()
+        .find_map(|p| phrase_offsets(message, p).next().map(|at| (p, at)))?;
+    let from = floor_char_boundary(message, at.saturating_sub(BEFORE));
+    let to = floor_char_boundary(message, at + param.len() + AFTER);
+    let near = message.get(from..to)?;
+    let bound = BOUND.iter().find(|b| near.contains(*b))?;
     let upper = message
         .split(|c: char| !c.is_ascii_digit())
         .any(|n| n.len() >= 3);
     upper.then(|| format!("message \"{param}\" + \"{}\"", bound.trim()))
+}
+
+/// The largest char boundary at or below `at` (clamped to the text's length).
+fn floor_char_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
 }
 
 /// A free or trial allowance that is used up ("the free tier of the model has been exhausted",
@@ -1161,6 +1180,9 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
         "access to the model",
         "access to this model",
         "access to model",
+        // Hugging Face's gated repositories: a model's licence not yet accepted.
+        "gated model",
+        "gated repo",
         "model access is denied",
         "on-demand throughput isn't supported",
         "is not supported for generatecontent",
@@ -2099,6 +2121,15 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "malformed",
                 "parameter error",
                 "参数错误",
+                // A file or image the request points to could not be fetched ("Failed to
+                // download image from https://...", "Error while downloading https://..."):
+                // the caller's URL, whatever status carries it.
+                "failed to download",
+                "error while downloading",
+                "unable to download",
+                "could not download",
+                "cannot fetch content",
+                "could not be fetched",
             ],
             ErrorClass::BadRequest,
         ),
@@ -2177,7 +2208,7 @@ fn load_on_server(evidence: &Evidence) -> bool {
 /// A failure on the provider's side that names no cause ("internal error", "service
 /// unavailable"): read after everything that names one ("function execution timed out" under
 /// "internal error" is a timeout).
-fn unnamed_failure(evidence: &Evidence) -> Option<Decision> {
+fn unnamed_failure(evidence: &Evidence, status: u16) -> Option<Decision> {
     const NO_CAUSE: &[&str] = &[
         "temporarily unavailable",
         "service unavailable",
@@ -2200,7 +2231,16 @@ fn unnamed_failure(evidence: &Evidence) -> Option<Decision> {
         "broken pipe",
         "unexpected eof",
     ];
-    phrase_in(evidence, NO_CAUSE).map(|p| (ErrorClass::Overloaded, p))
+    let phrase = phrase_in(evidence, NO_CAUSE)?;
+    // "Service unavailable for account" under a 401 or 403 (Workers AI's 3023): a service
+    // withheld from the caller's account, not a provider short of capacity.
+    if matches!(status, 401 | 403) {
+        const FOR_ACCOUNT: &[&str] = &["for account", "for your account", "for this account"];
+        if let Some(w) = phrase_in(evidence, FOR_ACCOUNT) {
+            return Some((ErrorClass::Auth, format!("{phrase} + {w}, status={status}")));
+        }
+    }
+    Some((ErrorClass::Overloaded, phrase))
 }
 
 /// A code no list names, read by the words it is made of (`FreeUsageLimitError`). A code that

@@ -6651,6 +6651,18 @@ fn field_paths_wrong_routes_model_ids_and_codes_that_are_statuses() {
             r#"{"type":"error","error":{"type":"invalid_request_error","message":"thinking.enabled.budget_tokens: Field required"}}"#,
             BadRequest,
         ),
+        // A relay's `api_error` (a server's failure) over a 400 whose message starts with the
+        // indexed field it faults: the history sent is malformed, the status and the field agree.
+        (
+            400,
+            r#"{"type":"error","error":{"type":"api_error","message":"messages.2.content.4: each tool_use must have a single result. Found multiple tool_result blocks with id: toolu_01"}}"#,
+            BadRequest,
+        ),
+        (
+            422,
+            r#"{"error":{"type":"server_error","message":"contents[1].parts[0]: function response turn comes after a function call turn"}}"#,
+            BadRequest,
+        ),
         // Google's check of a request's field names harm categories: the field is wrong,
         // nothing was refused.
         (
@@ -6738,6 +6750,54 @@ fn wrapped_and_localized_upstream_answers() {
             429,
             r#"{"error":{"message":"授权错误：日级流控超限","type":"upstream_error","code":"11201"}}"#,
             QuotaExhausted,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn grpc_texts_cloudflare_streams_downloads_and_accounts() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // grpc-go's status at the head of a Go service's text is its code.
+        (
+            500,
+            "rpc error: code = PermissionDenied desc = Permission 'aiplatform.endpoints.predict' denied on resource '//aiplatform.googleapis.com/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-flash' (or it may not exist).",
+            Auth,
+        ),
+        (
+            500,
+            "rpc error: code = Unauthenticated desc = transport: per-RPC creds failed",
+            Auth,
+        ),
+        // Deeper in a chain of causes it is a detail: the outer words say what failed.
+        (
+            500,
+            r#"{"error":{"code":500,"message":"could not load model - all backends returned error: [llama-cpp]: failed to load model with internal loader: could not load model: rpc error: code = Unavailable desc = error reading from server: EOF","type":""}}"#,
+            ModelUnavailable,
+        ),
+        // Cloudflare's envelope ending a Workers AI stream.
+        (
+            200,
+            "data: {\"response\":\"The\",\"p\":\"abcdef\"}\n\ndata: {\"errors\":[{\"message\":\"AiError: 3036: You have used up your daily free allocation of 10,000 neurons, please upgrade to Cloudflare's Workers Paid plan if you would like to continue usage.\",\"code\":3036}],\"success\":false,\"result\":{},\"messages\":[]}\n\n",
+            QuotaExhausted,
+        ),
+        // A URL the request points to that could not be fetched, inside a failed response.
+        (
+            200,
+            "event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"status\":\"failed\",\"error\":{\"code\":\"failed_to_download_image\",\"message\":\"Failed to download image from https://cdn.example.net/receipt.png.\"}}}\n\n",
+            BadRequest,
+        ),
+        // A service withheld from the caller's account (Workers AI's 3023).
+        (
+            403,
+            r#"{"result":null,"success":false,"errors":[{"code":3023,"message":"AiError: Service unavailable for account"}],"messages":[]}"#,
+            Auth,
+        ),
+        // A bound read far from `max_tokens` (a traceback's `<module>`) bounds nothing.
+        (
+            400,
+            "Traceback (most recent call last):\n  File \"/srv/app/run.py\", line 41, in <module>\n    msg = client.messages.create(model=\"claude-opus-4-1\", max_tokens=64000, messages=msgs)\nValueError: the messages list is empty",
+            BadRequest,
         ),
     ]);
 }

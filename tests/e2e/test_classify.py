@@ -131,6 +131,11 @@ CASES = [
     ("acme-2", 429, {}, {"error": {"message": "\u0388\u03c7\u03b5\u03c4\u03b5 \u03c6\u03c4\u03ac\u03c3\u03b5\u03b9 \u03c4\u03bf \u03b7\u03bc\u03b5\u03c1\u03ae\u03c3\u03b9\u03bf \u03cc\u03c1\u03b9\u03bf \u03b1\u03b9\u03c4\u03b7\u03bc\u03ac\u03c4\u03c9\u03bd."}}, "quota_exhausted", None, True),
     ("acme-2", 429, {}, {"error": {"message": "Byl p\u0159ekro\u010den limit po\u017eadavk\u016f za minutu."}}, "rate_limited", None, False),
     ("acme-3", 403, {}, {"type": "error", "error": {"type": "permission_error", "message": "Your organization does not have access to claude-opus-4-1-20250805. Please contact sales."}}, "model_unavailable", None, True),
+    # Written from the probe files of 2026-12-06 (fourth session): a Go service's text with
+    # grpc-go's status at its head (the permission, not the service's failure), Workers AI's
+    # service withheld from an account (the key's, not the provider's load).
+    ("acme-2", 500, {"content-type": "text/plain"}, "rpc error: code = PermissionDenied desc = Permission 'aiplatform.endpoints.predict' denied on resource '//aiplatform.googleapis.com/projects/acme-prod/locations/us-central1/publishers/google/models/gemini-2.5-flash' (or it may not exist).", "auth", None, True),
+    ("acme-3", 403, {}, {"result": None, "success": False, "errors": [{"code": 3023, "message": "AiError: Service unavailable for account"}], "messages": []}, "auth", None, True),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
