@@ -1220,7 +1220,9 @@ impl Evidence {
         }
         let normalized = normalize(message);
         if self.inner_status.is_none() {
-            self.inner_status = status_named_in(&normalized).or_else(|| sdk_error_status(message));
+            self.inner_status = status_named_in(&normalized)
+                .or_else(|| sdk_error_status(message))
+                .or_else(|| api_core_status(message));
         }
         if !normalized.is_empty() && !self.messages.contains(&normalized) {
             self.messages.push(normalized);
@@ -1786,6 +1788,18 @@ fn sdk_error_status(message: &str) -> Option<u16> {
         .filter_map(|at| class_name_ending(message, at, "Error"))
         .find_map(|name| CLASSES.iter().find(|(n, _)| *n == name))
         .map(|(_, status)| *status)
+}
+
+/// The status that Google's Python clients print after their exception's name
+/// (`google.api_core.exceptions.ResourceExhausted: 429 Resource has been exhausted`).
+fn api_core_status(message: &str) -> Option<u16> {
+    const PACKAGE: &str = "api_core.exceptions.";
+    let rest = &message[message.find(PACKAGE)? + PACKAGE.len()..];
+    let name_end = rest.find(|c: char| !c.is_ascii_alphanumeric())?;
+    let after = rest[name_end..].strip_prefix(": ")?;
+    let status = after.get(..3)?.parse::<u16>().ok()?;
+    let spaced = after.as_bytes().get(3).is_none_or(|b| *b == b' ');
+    (spaced && (400..=599).contains(&status)).then_some(status)
 }
 
 /// An error status with its reason phrase in a message ("upstream rejected request: 400 Bad

@@ -386,7 +386,7 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
         return Settled::Strong(plain_soft_error(answer.status, evidence), None);
     }
     let messages = &evidence.messages;
-    let strong = decisive_phrase(evidence)
+    let strong = decisive_phrase(evidence, answer.status)
         .or_else(|| google_quota_window(evidence, answer.now_unix_ms))
         .or_else(|| concepts::quota_in(messages).map(|r| (ErrorClass::QuotaExhausted, r)))
         .or_else(|| specific_code(evidence, answer.now_unix_ms, answer.status))
@@ -532,7 +532,7 @@ fn plain_soft_error(status: u16, evidence: &Evidence) -> Decision {
 /// model wrote.
 fn by_words(evidence: &Evidence, status: u16) -> Option<Decision> {
     let messages = &evidence.messages;
-    decisive_phrase(evidence)
+    decisive_phrase(evidence, status)
         .or_else(|| concepts::quota_in(messages).map(|r| (ErrorClass::QuotaExhausted, r)))
         .or_else(|| concepts::class_of(messages))
         .or_else(|| indicative_phrase(evidence, status))
@@ -701,7 +701,7 @@ fn matched_phrase<'p>(evidence: &Evidence, phrases: &[&'p str]) -> Option<&'p st
 
 /// Phrases that decide even against a code: providers put billing stops under
 /// `invalid_request_error` and too-large requests under `rate_limit_exceeded`.
-fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
+fn decisive_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
     const QUOTA: &[&str] = &[
         "credit balance is too low",
         "insufficient balance",
@@ -874,6 +874,15 @@ fn decisive_phrase(evidence: &Evidence) -> Option<Decision> {
     // rewrites every upstream 429 to it and keeps the upstream's code, `billing_not_active`
     // or `insufficient_quota`, which tells more.)
     if let Some(p) = phrase_in(evidence, CONCURRENCY) {
+        // Under a 5xx, with no word for the caller ("Too many concurrent requests" from a
+        // gateway's one cap for everyone, "All available accounts have reached their
+        // concurrency limit" from a relay's pool): the server's own limit, its load.
+        if status >= 500 && !evidence.messages.iter().any(|m| addresses_caller(m)) {
+            return Some((
+                ErrorClass::Overloaded,
+                format!("{p} on the server, status={status}"),
+            ));
+        }
         return Some((ErrorClass::RateLimited, p));
     }
     // "Your organization has been suspended for violating our Usage Policy": the account is
@@ -932,13 +941,15 @@ const CONCURRENCY: &[&str] = &[
 /// One request larger than the whole window's limit ("on tokens per minute (TPM): Limit 7000,
 /// Used 0, Requested 7895"): no wait lets it through, a model with a larger limit might.
 fn request_above_limit(message: &str) -> Option<String> {
-    let requested = number_after(message, "requested")?;
+    // "Request of 96,512 tokens exceeds your tokens per minute limit of 64,000" says it too.
+    let requested =
+        number_after(message, "requested").or_else(|| number_after(message, "request of"))?;
     // "Requested 9000 tokens, but the model supports at most 8192": a bound of tokens (not
     // "requested 5 images, at most 4").
     let tokens = has_phrase(message, "tokens");
-    let (word, limit) = ["limit", "at most", "maximum of", "up to"]
+    let (word, limit) = ["limit", "limit of", "at most", "maximum of", "up to"]
         .iter()
-        .filter(|w| **w == "limit" || tokens)
+        .filter(|w| w.starts_with("limit") || tokens)
         .find_map(|w| number_after(message, w).map(|n| (*w, n)))?;
     (requested > limit).then(|| format!("message \"requested {requested}\" > \"{word} {limit}\""))
 }
@@ -1235,6 +1246,7 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
         concepts::geo_blocked(m)
             .or_else(|| concepts::serving_stopped(m))
             .or_else(|| access_to_model_id(m))
+            .or_else(|| named_model_not_allowed(m))
     }) {
         return Some((ErrorClass::ModelUnavailable, p));
     }
@@ -1267,6 +1279,28 @@ fn access_to_model_id(message: &str) -> Option<String> {
         let next = message.get(i + p.len()..)?.split(' ').next()?;
         let id = concepts::model_id_in(next)?.trim_end_matches(['.', ',', ';', ':']);
         Some(format!("message \"access to\" + \"{id}\""))
+    })
+}
+
+/// A model named in quotes and refused ("Model 'gpt-5.6-terra' is not allowed for this virtual
+/// key", `model "anthropic/claude-2" is not allowed, allowed: [...]`): a gateway's list of the
+/// models a key may use, another of which serves. A parameter refused "with this model" names
+/// no model in quotes before it.
+fn named_model_not_allowed(message: &str) -> Option<String> {
+    if !pairs::may_hold(message, "not allowed") {
+        return None;
+    }
+    message.match_indices("model ").find_map(|(i, p)| {
+        let rest = message.get(i + p.len()..)?;
+        let quote = rest
+            .chars()
+            .next()
+            .filter(|c| ['\'', '"', '`'].contains(c))?;
+        let close = rest.get(1..)?.find(quote)? + 1;
+        let name = rest.get(1..close)?;
+        let named = !name.is_empty() && name.len() <= 128 && !name.contains(' ');
+        let refused = rest.get(close + 1..)?.starts_with(" is not allowed");
+        (named && refused).then(|| format!("message model \"{name}\" + \"is not allowed\""))
     })
 }
 
@@ -2199,10 +2233,15 @@ fn load_on_server(evidence: &Evidence) -> bool {
         ["server", "we are", "we're", "service is"]
             .iter()
             .any(|w| has_phrase(m, w))
-            && !["you", "your", "api key", "user"]
-                .iter()
-                .any(|w| has_phrase(m, w))
+            && !addresses_caller(m)
     })
+}
+
+/// Whether a message addresses the caller: you, your key, your plan.
+fn addresses_caller(message: &str) -> bool {
+    ["you", "your", "api key", "user", "plan"]
+        .iter()
+        .any(|w| has_phrase(message, w))
 }
 
 /// A failure on the provider's side that names no cause ("internal error", "service

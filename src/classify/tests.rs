@@ -6801,3 +6801,46 @@ fn grpc_texts_cloudflare_streams_downloads_and_accounts() {
         ),
     ]);
 }
+
+#[wasm_bindgen_test(unsupported = test)]
+fn gateway_model_lists_server_limits_and_python_client_statuses() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A model named in quotes and refused by a gateway's list for the key.
+        (
+            403,
+            r#"{"type":"model_blocked","status_code":403,"error":{"message":"Model 'gpt-5.6-terra' is not allowed for this virtual key"}}"#,
+            ModelUnavailable,
+        ),
+        // A parameter refused "with this model" names no model.
+        (
+            400,
+            r#"{"error":{"message":"Unsupported value: 'temperature' is not allowed with this model."}}"#,
+            BadRequest,
+        ),
+        // A concurrency limit under a 5xx that addresses no caller: the server's own cap.
+        (
+            503,
+            r#"{"error":"service_unavailable","message":"All available Claude Console accounts have reached their concurrency limit. Please try again later."}"#,
+            Overloaded,
+        ),
+        // The caller's own in-flight limit stays a wait, whatever the status.
+        (
+            503,
+            r#"{"error":{"message":"Too many concurrent requests for this API key: 4 in flight, maximum is 4 on your plan."}}"#,
+            RateLimited,
+        ),
+        // Google's Python client prints the status after its exception's name.
+        (
+            500,
+            "google.api_core.exceptions.ResourceExhausted: 429 Resource has been exhausted (e.g. check quota).",
+            RateLimited,
+        ),
+        // One request larger than the whole minute's limit: no wait lets it through.
+        (
+            429,
+            r#"{"message":"Request of 96,512 tokens exceeds your tokens per minute limit of 64,000 for model zai-glm-4.6.","type":"too_many_requests_error","code":"token_quota_exceeded"}"#,
+            ContextOverflow,
+        ),
+    ]);
+}

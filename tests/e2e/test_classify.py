@@ -136,6 +136,10 @@ CASES = [
     # service withheld from an account (the key's, not the provider's load).
     ("acme-2", 500, {"content-type": "text/plain"}, "rpc error: code = PermissionDenied desc = Permission 'aiplatform.endpoints.predict' denied on resource '//aiplatform.googleapis.com/projects/acme-prod/locations/us-central1/publishers/google/models/gemini-2.5-flash' (or it may not exist).", "auth", None, True),
     ("acme-3", 403, {}, {"result": None, "success": False, "errors": [{"code": 3023, "message": "AiError: Service unavailable for account"}], "messages": []}, "auth", None, True),
+    # A relay's pool of accounts at its concurrency limit (the server's load, not the caller's
+    # rate); a gateway's list of the models a virtual key may use (the model's).
+    ("acme-2", 503, {}, {"error": "service_unavailable", "message": "All available Claude Console accounts have reached their concurrency limit. Please try again later."}, "overloaded", None, False),
+    ("acme-3", 403, {}, {"type": "model_blocked", "is_bifrost_error": False, "status_code": 403, "error": {"message": "Model 'gpt-5.6-terra' is not allowed for this virtual key"}}, "model_unavailable", None, True),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 

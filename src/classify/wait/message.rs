@@ -97,6 +97,8 @@ pub(super) const STRONG_ANCHORS: &[&str] = &[
     "cuba lagi dalam",
     "đợi",
     "odota",
+    // Finnish puts "after" (kuluttua) last: "Yritä uudelleen 4 tunnin kuluttua".
+    "yritä uudelleen",
     "warten sie",
     "bitte warten",
 ];

@@ -389,6 +389,12 @@ fn waits_in_smaller_languages() {
         ("נסו שוב בעוד 3 דקות", Some(180_000)),
         ("حاول مرة أخرى بعد 30 ثانية", Some(30_000)),
         ("Odota 10 sekuntia.", Some(10_000)),
+        (
+            "Käyttöraja saavutettu. Yritä uudelleen 4 tunnin kuluttua.",
+            Some(14_400_000),
+        ),
+        ("Yritä uudelleen 30 sekunnin kuluttua.", Some(30_000)),
+        ("Yritä uudelleen 3 kertaa.", None),
         ("Bitte warten Sie 20 Sekunden.", Some(20_000)),
         // Hungarian and Turkish write the wait before "after" (múlva, sonra).
         (
