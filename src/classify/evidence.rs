@@ -1642,6 +1642,23 @@ fn refused_stop(map: &Map<String, Value>, top: bool) -> Option<(&'static str, &s
     if chat_refusal || output_refusal {
         return Some(("refusal", "refusal"));
     }
+    // Snowflake's Cortex Guard puts its canned text in place of a filtered answer, the whole
+    // content of the first choice (`message.content`, or `messages` in Cortex's REST API).
+    let guarded = top
+        && map
+            .get("choices")
+            .and_then(Value::as_array)
+            .and_then(|c| c.first())
+            .and_then(|c| {
+                c.get("message")
+                    .and_then(|m| m.get("content"))
+                    .or_else(|| c.get("messages"))
+            })
+            .and_then(Value::as_str)
+            .is_some_and(|text| text.trim() == "Response filtered by Cortex Guard");
+    if guarded {
+        return Some(("choices.message.content", "guardrail_intervened"));
+    }
     // ERNIE: `"need_clear_history": true` says the user's input carried a safety risk and the
     // conversation must be dropped (its canned reply is not an answer).
     if map.get("need_clear_history").and_then(Value::as_bool) == Some(true) {

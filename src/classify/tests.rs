@@ -6844,3 +6844,28 @@ fn gateway_model_lists_server_limits_and_python_client_statuses() {
         ),
     ]);
 }
+
+#[wasm_bindgen_test(unsupported = test)]
+fn a_guardrails_canned_text_in_place_of_the_answer() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Snowflake's Cortex Guard: its text is the whole answer (`message.content`, or
+        // `messages` in Cortex's REST API).
+        (
+            200,
+            r#"{"id":"d2f1","created":1767226500,"model":"llama3.1-70b","choices":[{"message":{"content":"Response filtered by Cortex Guard"},"finish_reason":"stop"}],"usage":{"prompt_tokens":47,"completion_tokens":0,"guard_tokens":112,"total_tokens":159}}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"choices":[{"messages":"Response filtered by Cortex Guard"}],"created":1741092530,"model":"mistral-large2","usage":{"completion_tokens":0,"guardrail_tokens":651,"prompt_tokens":42,"total_tokens":693}}"#,
+            ContentPolicy,
+        ),
+        // An answer that quotes it is an answer.
+        (
+            200,
+            r#"{"id":"d2f2","model":"llama3.1-70b","choices":[{"message":{"content":"Cortex answers \"Response filtered by Cortex Guard\" when its guard filters a reply."},"finish_reason":"stop"}]}"#,
+            Ok,
+        ),
+    ]);
+}
