@@ -2099,7 +2099,23 @@ fn model_lacks_capability(message: &str) -> Option<String> {
         return None;
     }
     let (not_done, capability) = near(message, NOT_DONE, CAPABILITY)?;
+    // Nor a parameter whose name holds the word ("chat_template is not supported for Mistral
+    // tokenizers", "tool_choice is not supported"): the request's option, not the model's
+    // capability.
+    if only_in_identifiers(message, capability) {
+        return None;
+    }
     Some(format!("concept \"{not_done}\" + \"{capability}\""))
+}
+
+/// Whether every occurrence of `word` in `message` is glued to a snake_case name by `_`.
+fn only_in_identifiers(message: &str, word: &str) -> bool {
+    let bytes = message.as_bytes();
+    let glued = |at: usize| {
+        at.checked_sub(1).and_then(|i| bytes.get(i)) == Some(&b'_')
+            || bytes.get(at + word.len()) == Some(&b'_')
+    };
+    super::occurrences(bytes, word.as_bytes()).all(glued)
 }
 
 /// Needing something first.

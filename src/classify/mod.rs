@@ -2612,7 +2612,17 @@ fn adjust_quota_window(
                 .iter()
                 .any(|c| is_model_studio_throttle(c, evidence))
         };
-        if let (None, false) = (wait_ms, google || throttle()) {
+        // "Please wait for some in-progress batches to finish": a limit on work in flight,
+        // which the caller's own work frees.
+        let in_flight = || {
+            evidence.messages.iter().any(|m| {
+                has_phrase(m, "wait for")
+                    && ["to finish", "to complete", "to be completed"]
+                        .iter()
+                        .any(|w| has_phrase(m, w))
+            })
+        };
+        if let (None, false) = (wait_ms, google || throttle() || in_flight()) {
             if let Some(p) = used_up(&evidence.messages).filter(|_| !size()) {
                 return (
                     ErrorClass::QuotaExhausted,

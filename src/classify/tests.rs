@@ -6651,6 +6651,18 @@ fn field_paths_wrong_routes_model_ids_and_codes_that_are_statuses() {
             r#"{"type":"error","error":{"type":"invalid_request_error","message":"thinking.enabled.budget_tokens: Field required"}}"#,
             BadRequest,
         ),
+        // A parameter whose name holds a capability's word is the request's option; the
+        // capability itself, not supported, is the model's.
+        (
+            400,
+            r#"{"object":"error","message":"chat_template is not supported for Mistral tokenizers. None","type":"BadRequestError","param":null,"code":400}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"object":"error","message":"chat completions are not supported by this server; use /v1/completions","type":"BadRequestError","code":400}"#,
+            ModelUnavailable,
+        ),
         // A relay's `api_error` (a server's failure) over a 400 whose message starts with the
         // indexed field it faults: the history sent is malformed, the status and the field agree.
         (
@@ -6834,6 +6846,12 @@ fn gateway_model_lists_server_limits_and_python_client_statuses() {
         (
             500,
             "google.api_core.exceptions.ResourceExhausted: 429 Resource has been exhausted (e.g. check quota).",
+            RateLimited,
+        ),
+        // A limit on work in flight that the caller's own work frees: a wait, not a stop.
+        (
+            429,
+            r#"{"type":"error","error":{"type":"rate_limit_error","message":"Your organization has reached its limit for batch requests in the processing queue. Please wait for some in-progress batches to finish before creating new ones."}}"#,
             RateLimited,
         ),
         // One request larger than the whole minute's limit: no wait lets it through.
