@@ -406,6 +406,13 @@ const MISSING: &[&str] = &[
     "decommissioned",
     "retired",
     "discontinued",
+    // Discontinued, not enabled, not activated, no access in pt/es, de, vi.
+    "descontinuado",
+    "descontinuada",
+    "nicht freigeschaltet",
+    "chưa được kích hoạt",
+    "no tiene acceso",
+    "não tem acesso",
     "fade out",
     "faded out",
     "sunset",
@@ -743,6 +750,9 @@ const EXCESS: &[&str] = &[
     // Exceeded and maximum in more inflections (pt, it, fr, pl, es, de, tr, vi, ru).
     "excedido",
     "excedida",
+    // Portuguese "ultrapassa o limite de contexto do modelo".
+    "ultrapassa",
+    "ultrapassou",
     "superata",
     "superato",
     "superati",

@@ -1457,6 +1457,7 @@ const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
     ("gateway_timeout", ErrorClass::Timeout),
     // Models.
     ("model_not_found", ErrorClass::ModelUnavailable),
+    ("model_not_accessible", ErrorClass::ModelUnavailable),
     ("model_not_available", ErrorClass::ModelUnavailable),
     ("model_decommissioned", ErrorClass::ModelUnavailable),
     ("model_deprecated", ErrorClass::ModelUnavailable),

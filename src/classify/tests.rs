@@ -6824,6 +6824,12 @@ fn gateway_model_lists_server_limits_and_python_client_statuses() {
             r#"{"type":"model_blocked","status_code":403,"error":{"message":"Model 'gpt-5.6-terra' is not allowed for this virtual key"}}"#,
             ModelUnavailable,
         ),
+        // Hugging Face's gated model: its licence not yet accepted.
+        (
+            403,
+            r#"{"error": "You have not been granted access to the gated model google/gemma-3-27b-it. Visit https://huggingface.co/google/gemma-3-27b-it to request access."}"#,
+            ModelUnavailable,
+        ),
         // A parameter refused "with this model" names no model.
         (
             400,
@@ -6884,6 +6890,38 @@ fn a_guardrails_canned_text_in_place_of_the_answer() {
             200,
             r#"{"id":"d2f2","model":"llama3.1-70b","choices":[{"message":{"content":"Cortex answers \"Response filtered by Cortex Guard\" when its guard filters a reply."},"finish_reason":"stop"}]}"#,
             Ok,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn models_gone_or_withheld_and_context_in_more_languages() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            404,
+            r#"{"detail":"O modelo 'sabia-2-medium' foi descontinuado e não está mais disponível. Utilize 'sabia-3'."}"#,
+            ModelUnavailable,
+        ),
+        (
+            403,
+            r#"{"httpStatus":403,"messages":[{"errorCode":"paas-ai-403","message":"Das Modell 'meta-llama/Llama-3.3-70B-Instruct' ist für Ihren Vertrag nicht freigeschaltet."}]}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"code":4004,"message":"Mô hình 'Llama-3.3-Swallow-70B' chưa được kích hoạt cho dự án của bạn.","data":null}"#,
+            ModelUnavailable,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"Tu clave es válida, pero tu organización no tiene acceso al modelo 'o3-pro'.","type":"invalid_request_error","param":"model","code":"model_not_accessible"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"detail":"A soma dos tokens de entrada (31.870) com max_tokens (1.024) ultrapassa o limite de contexto do modelo (32.000 tokens)."}"#,
+            ContextOverflow,
         ),
     ]);
 }
