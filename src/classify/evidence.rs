@@ -1746,13 +1746,22 @@ fn grpc_code_in(message: &str) -> Option<String> {
         return None;
     }
     let mut code = String::with_capacity(name.len() + 4);
-    for (i, c) in name.chars().enumerate() {
-        if c.is_ascii_uppercase() && i > 0 {
-            code.push('_');
-        }
-        code.push(c.to_ascii_lowercase());
-    }
+    split_camel(name, '_', &mut code);
+    code.make_ascii_lowercase();
     Some(code)
+}
+
+/// Appends `name` to `out` with `sep` where a lower-case letter meets an upper-case one
+/// (`RateLimitError` -> `Rate Limit Error` with a space, `rate_limit_error` once lowered).
+fn split_camel(name: &str, sep: char, out: &mut String) {
+    let mut lower = false;
+    for c in name.chars() {
+        if lower && c.is_ascii_uppercase() {
+            out.push(sep);
+        }
+        lower = c.is_ascii_lowercase();
+        out.push(c);
+    }
 }
 
 /// The first exception class named in a message (`ThrottlingException`), without its package.
@@ -2019,14 +2028,7 @@ fn camel_words(message: &str) -> Option<String> {
         if !out.is_empty() {
             out.push(' ');
         }
-        let mut lower = false;
-        for c in name.chars() {
-            if lower && c.is_ascii_uppercase() {
-                out.push(' ');
-            }
-            lower = c.is_ascii_lowercase();
-            out.push(c);
-        }
+        split_camel(name, ' ', &mut out);
     }
     (!out.is_empty()).then_some(out)
 }
