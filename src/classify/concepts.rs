@@ -427,6 +427,8 @@ const MISSING: &[&str] = &[
     "not servable",
     "no provider",
     "no providers",
+    // "unknown provider for model x": the gateway routes the model nowhere.
+    "unknown provider",
     "model not supported",
     "model is not supported",
     "unsupported model",
@@ -2109,6 +2111,11 @@ fn model_lacks_capability(message: &str) -> Option<String> {
         return None;
     }
     let (not_done, capability) = near(message, NOT_DONE, CAPABILITY)?;
+    // Nor two capabilities asked together ("Tool use with function calling is unsupported":
+    // Gemini's search tool beside declared functions): the request's mix, which it can drop.
+    if capabilities_combined(message) {
+        return None;
+    }
     // Nor a parameter whose name holds the word ("chat_template is not supported for Mistral
     // tokenizers", "tool_choice is not supported"): the request's option, not the model's
     // capability.
@@ -2116,6 +2123,23 @@ fn model_lacks_capability(message: &str) -> Option<String> {
         return None;
     }
     Some(format!("concept \"{not_done}\" + \"{capability}\""))
+}
+
+/// Whether a capability is named "with" or "together with" another ("tool use with function
+/// calling").
+fn capabilities_combined(message: &str) -> bool {
+    CAPABILITY.iter().any(|a| {
+        word_offsets(message, a).any(|i| {
+            let rest = message.get(i + a.len()..).unwrap_or_default();
+            let rest = rest
+                .strip_prefix(" together with ")
+                .or_else(|| rest.strip_prefix(" with "));
+            rest.is_some_and(|r| {
+                let r = r.strip_prefix("the ").unwrap_or(r);
+                CAPABILITY.iter().any(|b| b != a && r.starts_with(b))
+            })
+        })
+    })
 }
 
 /// Whether every occurrence of `word` in `message` is glued to a snake_case name by `_`.

@@ -830,10 +830,23 @@ fn decisive_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
     if let Some(p) = allowance_used_up(evidence) {
         return Some((ErrorClass::QuotaExhausted, p));
     }
-    // "Request too large" in English, ru, pl, tr, es, fr, de, it, pt, id, vi; not "Request too
+    // "Request too large" in English, zh, ja, ko, ru, pl, tr, es, fr, de, it, pt, id, vi; not "Request too
     // large: the request body exceeds 6291456 bytes", a body in bytes.
     const TOO_LARGE: &[&str] = &[
         "request too large",
+        "request is too large",
+        // "This request alone exceeds your tokens per minute limit".
+        "request alone",
+        // zh-Hans, zh-Hant, ja, ko, pt ("pedido grande demais").
+        "请求过大",
+        "请求太大",
+        "請求過大",
+        "請求太大",
+        "リクエストが大きすぎ",
+        "요청이 너무 큽",
+        "요청이 너무 커",
+        "pedido grande demais",
+        "pedido muito grande",
         "запрос слишком большой",
         "żądanie jest zbyt duże",
         "istek çok büyük",
@@ -1246,7 +1259,7 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
         concepts::geo_blocked(m)
             .or_else(|| concepts::serving_stopped(m))
             .or_else(|| access_to_model_id(m))
-            .or_else(|| named_model_not_allowed(m))
+            .or_else(|| named_model_refused(m))
     }) {
         return Some((ErrorClass::ModelUnavailable, p));
     }
@@ -1282,25 +1295,46 @@ fn access_to_model_id(message: &str) -> Option<String> {
     })
 }
 
-/// A model named in quotes and refused ("Model 'gpt-5.6-terra' is not allowed for this virtual
-/// key", `model "anthropic/claude-2" is not allowed, allowed: [...]`): a gateway's list of the
-/// models a key may use, another of which serves. A parameter refused "with this model" names
-/// no model in quotes before it.
-fn named_model_not_allowed(message: &str) -> Option<String> {
-    if !pairs::may_hold(message, "not allowed") {
+/// A model named and refused ("Model 'gpt-5.6-terra' is not allowed for this virtual key",
+/// `model "anthropic/claude-2" is not allowed, allowed: [...]`, "Model gemini-1.0-pro is not
+/// supported"): a gateway's list of the models it serves or a key may use, another of which
+/// serves. The name is quoted, or one word shaped like an id (a digit, `-`, `/`, `:` or `.` in
+/// it), so "Model field is not allowed" names no model. A parameter refused "with this model"
+/// names no model before its verb.
+fn named_model_refused(message: &str) -> Option<String> {
+    const REFUSED: &[&str] = &[
+        " is not allowed",
+        " is not supported",
+        " not supported",
+        " is unsupported",
+    ];
+    if !(pairs::may_hold(message, "not allowed") || pairs::may_hold(message, "supported")) {
         return None;
     }
-    message.match_indices("model ").find_map(|(i, p)| {
+    message.match_indices("odel ").find_map(|(i, p)| {
+        let head = message.get(i.checked_sub(1)?..i)?;
+        if !matches!(head, "m" | "M") {
+            return None;
+        }
         let rest = message.get(i + p.len()..)?;
-        let quote = rest
-            .chars()
-            .next()
-            .filter(|c| ['\'', '"', '`'].contains(c))?;
-        let close = rest.get(1..)?.find(quote)? + 1;
-        let name = rest.get(1..close)?;
+        let (name, after) = match rest.chars().next() {
+            Some(quote @ ('\'' | '"' | '`')) => {
+                let close = rest.get(1..)?.find(quote)? + 1;
+                (rest.get(1..close)?, rest.get(close + 1..)?)
+            }
+            _ => {
+                let end = rest.find(' ').unwrap_or(rest.len());
+                let word = rest.get(..end)?;
+                let id_like = word
+                    .bytes()
+                    .any(|b| b.is_ascii_digit() || b"-/:.".contains(&b))
+                    && word.bytes().any(|b| b.is_ascii_alphabetic());
+                (id_like.then_some(word)?, rest.get(end..)?)
+            }
+        };
         let named = !name.is_empty() && name.len() <= 128 && !name.contains(' ');
-        let refused = rest.get(close + 1..)?.starts_with(" is not allowed");
-        (named && refused).then(|| format!("message model \"{name}\" + \"is not allowed\""))
+        let verb = REFUSED.iter().find(|v| after.starts_with(**v))?;
+        named.then(|| format!("message model \"{name}\" + \"{}\"", verb.trim_start()))
     })
 }
 
@@ -1427,6 +1461,9 @@ const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
     ("serviceunavailable", ErrorClass::Overloaded),
     ("serviceunavailableexception", ErrorClass::Overloaded),
     ("unavailable", ErrorClass::Overloaded),
+    // OpenAI's flex processing: "429 Resource Unavailable" when no capacity is free for the
+    // cheaper tier (not charged); the standard tier, or a wait, serves.
+    ("resource_unavailable", ErrorClass::Overloaded),
     ("internalserverexception", ErrorClass::Overloaded),
     ("modelstreamerrorexception", ErrorClass::Overloaded),
     ("cf_bad_gateway", ErrorClass::Overloaded),

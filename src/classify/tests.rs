@@ -6895,6 +6895,91 @@ fn a_guardrails_canned_text_in_place_of_the_answer() {
 }
 
 #[wasm_bindgen_test(unsupported = test)]
+fn models_named_and_refused_flex_capacity_and_large_requests_in_cjk() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A gateway naming the model it does not serve (gemini-balance), quoted or not, or
+        // routing it to no provider (CLIProxyAPI).
+        (
+            400,
+            r#"{"error":{"code":"http_error","message":"Model gemini-1.0-pro is not supported"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"unknown provider for model claude-sonnet-4-5-20250929","type":"invalid_request_error"}}"#,
+            ModelUnavailable,
+        ),
+        // No model named before the verb: a field, a parameter.
+        (
+            400,
+            r#"{"error":{"message":"Model field is not allowed","type":"invalid_request_error"}}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Parameter temperature is not supported with model o1-mini","type":"invalid_request_error"}}"#,
+            BadRequest,
+        ),
+        // Two capabilities asked together (Gemini's search tool beside declared functions): the
+        // request's mix; one capability a model lacks stays the model's.
+        (
+            400,
+            r#"{"error":{"code":400,"message":"Tool use with function calling is unsupported","status":"INVALID_ARGUMENT"}}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"error":"registry.ollama.ai/library/gemma3:1b does not support tools"}"#,
+            ModelUnavailable,
+        ),
+        // OpenAI's flex tier without free capacity.
+        (
+            429,
+            r#"{"error":{"message":"Resource Unavailable","type":"requests","param":null,"code":"resource_unavailable"}}"#,
+            Overloaded,
+        ),
+        // One request larger than a minute's limit, in Chinese, Japanese, Korean, Portuguese and
+        // English; requests too frequent stay a rate limit.
+        (
+            429,
+            r#"{"error":{"message":"请求过大：本次请求需要 52000 个 token，超过了模型 qwen-plus 每分钟 token 限额（TPM 40000）。","type":"tokens","code":"request_too_large"}}"#,
+            ContextOverflow,
+        ),
+        (
+            413,
+            r#"{"error":{"message":"請求過大：單次請求 token 數（66,000）超過每分鐘上限（50,000），請縮短輸入。","type":"tokens","code":"request_too_large"}}"#,
+            ContextOverflow,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"リクエストが大きすぎます: モデル gpt-4o の1分あたりのトークン上限 (TPM) は 30000 ですが、このリクエストは 41250 トークンを要求しています。","type":"tokens","code":"rate_limit_exceeded"}}"#,
+            ContextOverflow,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"요청이 너무 큽니다: 모델 `solar-pro2`의 분당 토큰 한도(TPM)는 60000이며 이번 요청은 82415 토큰입니다.","type":"tokens","code":"rate_limit_exceeded"}}"#,
+            ContextOverflow,
+        ),
+        (
+            200,
+            "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"request_too_large\",\"message\":\"Pedido grande demais: 38.900 tokens solicitados para um limite de 20.000 tokens por minuto nesta chave.\"}}\n\n",
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"This request alone (412,500 estimated input tokens) exceeds your organization's input tokens per minute limit of 400,000."}}"#,
+            ContextOverflow,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"请求过于频繁，请稍后再试","code":"rate_limit"}}"#,
+            RateLimited,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
 fn models_gone_or_withheld_and_context_in_more_languages() {
     use ErrorClass::*;
     assert_classes(&[

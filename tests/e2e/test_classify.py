@@ -140,6 +140,14 @@ CASES = [
     # rate); a gateway's list of the models a virtual key may use (the model's).
     ("acme-2", 503, {}, {"error": "service_unavailable", "message": "All available Claude Console accounts have reached their concurrency limit. Please try again later."}, "overloaded", None, False),
     ("acme-3", 403, {}, {"type": "model_blocked", "is_bifrost_error": False, "status_code": 403, "error": {"message": "Model 'gpt-5.6-terra' is not allowed for this virtual key"}}, "model_unavailable", None, True),
+    # A relay's `api_error` over a 400 whose message starts with the indexed field it faults
+    # (the history is malformed); a limit whose wait is stated in Finnish hours (a stop, not a
+    # wait); a gateway that names the model it does not serve; OpenAI's flex tier out of
+    # capacity at 429 (the provider's, not the caller's limit).
+    ("acme-1", 400, {}, {"type": "error", "error": {"type": "api_error", "message": "messages.2.content.4: each tool_use must have a single result. Found multiple tool_result blocks with id: toolu_01"}}, "bad_request", None, True),
+    ("acme-2", 429, {}, {"error": {"message": "K\u00e4ytt\u00f6raja saavutettu. Yrit\u00e4 uudelleen 4 tunnin kuluttua.", "type": "rate_limit_error"}}, "quota_exhausted", "14400000", True),
+    ("acme-3", 400, {}, {"error": {"code": "http_error", "message": "Model gemini-1.0-pro is not supported"}}, "model_unavailable", None, True),
+    ("acme-1", 429, {}, {"error": {"message": "Resource Unavailable", "type": "requests", "param": None, "code": "resource_unavailable"}}, "overloaded", None, False),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
@@ -171,10 +179,12 @@ def test_each_class_reaches_the_client_as_headers(envoy, mock, model, status, he
 REFUSALS_IN_200 = [
     {"id": "chatcmpl-AbC", "object": "chat.completion", "created": 1733000000, "model": "gpt-4o-2024-08-06", "choices": [{"index": 0, "message": {"role": "assistant", "content": None, "refusal": "I'm sorry, but I can't assist with that request."}, "logprobs": None, "finish_reason": "stop"}], "usage": {"prompt_tokens": 25, "completion_tokens": 12, "total_tokens": 37}},
     {"code": 0, "message": "SUCCEED", "request_id": "a1b2", "data": {"task_id": "CjhYF2dWZ0sAAAAAAJ7x", "task_status": "failed", "task_status_msg": "Failure to pass the risk control system", "created_at": 1733000000000, "updated_at": 1733000001000}},
+    # Snowflake Cortex Guard's canned text in place of the whole answer.
+    {"id": "d2f1", "created": 1767226500, "model": "llama3.1-70b", "choices": [{"message": {"content": "Response filtered by Cortex Guard"}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 47, "completion_tokens": 0, "guard_tokens": 112, "total_tokens": 159}},
 ]
 
 
-@pytest.mark.parametrize("body", REFUSALS_IN_200, ids=["openai-refusal", "task-risk-control"])
+@pytest.mark.parametrize("body", REFUSALS_IN_200, ids=["openai-refusal", "task-risk-control", "cortex-guard"])
 def test_a_refusal_inside_a_200_reaches_the_client_as_headers(envoy, mock, body):
     """A refusal is no model's fault: nothing else is asked; the client gets the upstream's
     200 and body untouched, told what they are."""
