@@ -870,6 +870,7 @@ fn decisive_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
         .messages
         .iter()
         .find_map(|m| request_above_limit(m))
+        .or_else(|| single_request_over_window(evidence))
     {
         return Some((ErrorClass::ContextOverflow, p));
     }
@@ -965,6 +966,42 @@ fn request_above_limit(message: &str) -> Option<String> {
         .filter(|w| w.starts_with("limit") || tokens)
         .find_map(|w| number_after(message, w).map(|n| (*w, n)))?;
     (requested > limit).then(|| format!("message \"requested {requested}\" > \"{word} {limit}\""))
+}
+
+/// One request said to exceed a minute's limit of tokens by itself ("a single request", "단일
+/// 요청", "单次请求", "単一リクエスト", "a requisição sozinha", "por sí sola"): no wait lets it
+/// through, a model with a larger limit might.
+fn single_request_over_window(evidence: &Evidence) -> Option<String> {
+    const ALONE: &[&str] = &[
+        "single request",
+        "request by itself",
+        "request on its own",
+        "단일 요청",
+        "요청 하나",
+        "单次请求",
+        "單次請求",
+        "单个请求",
+        "單個請求",
+        "単一リクエスト",
+        "1回のリクエスト",
+        "requisição sozinha",
+        "pedido sozinho",
+        "por sí sola",
+        "por sí solo",
+        "una sola solicitud",
+        "una sola petición",
+    ];
+    const TOKENS: &[&str] = &["token", "토큰", "トークン"];
+    if !concepts::per_minute_limit_in(&evidence.messages) {
+        return None;
+    }
+    evidence.messages.iter().find_map(|m| {
+        let alone = ALONE.iter().find(|p| m.contains(*p))?;
+        TOKENS
+            .iter()
+            .any(|t| m.contains(t))
+            .then(|| format!("message \"{alone}\" over a minute's limit of tokens"))
+    })
 }
 
 /// The number that follows `word` (after spaces, `:`, `~`, `=`), thousands separators and all.

@@ -6976,6 +6976,28 @@ fn models_named_and_refused_flex_capacity_and_large_requests_in_cjk() {
             r#"{"error":{"message":"请求过于频繁，请稍后再试","code":"rate_limit"}}"#,
             RateLimited,
         ),
+        // One request said to exceed the minute's limit by itself, in words of its own.
+        (
+            413,
+            r#"{"error":{"code":"REQUEST_TOO_LARGE","message":"단일 요청의 토큰 수(45,210)가 분당 토큰 한도(TPM 30,000)를 초과합니다."}}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"code":"40013","message":"单次请求的 Token 数（128,930）超过了您账户的 TPM 上限（100,000），请拆分请求后再试。"}"#,
+            ContextOverflow,
+        ),
+        (
+            429,
+            r#"{"detail":"A requisição sozinha usa 72.400 tokens, acima do seu limite de 60.000 tokens por minuto."}"#,
+            ContextOverflow,
+        ),
+        // The minute's tokens used up by requests before: a wait.
+        (
+            429,
+            r#"{"code":"40012","message":"您账户的每分钟 token 限额（TPM 100,000）已用尽，请稍后重试。"}"#,
+            RateLimited,
+        ),
     ]);
 }
 
