@@ -421,6 +421,8 @@ const MISSING: &[&str] = &[
     "no longer",
     "shut down",
     "been removed",
+    // "The model deepseek-r1-250120 has been offline" (Coze), "taken offline".
+    "offline",
     // "Model x is not served by this endpoint", "No provider available for model x".
     "not served",
     // "Model x is not servable in region europe-west4" (Vertex).
@@ -1893,7 +1895,11 @@ const STOPPED: &[&str] = &[
 /// 'x' does not exist"). Not when a limit reached stopped it ("has reached the set inference
 /// limit ..., and the model service has been paused"): the limit is what the caller must lift.
 pub fn serving_stopped(message: &str) -> Option<String> {
-    if first(message, ALLOWANCE).is_some() && first(message, USED_UP).is_some() {
+    // An allowance used up, or money ("Service suspended: billing account is inactive"): the
+    // account's stop, whatever stopped with it.
+    if first(message, ALLOWANCE).is_some() && first(message, USED_UP).is_some()
+        || first(message, BILLING).is_some()
+    {
         return None;
     }
     named_pair(message, SERVING, STOPPED, "stopped")
@@ -3012,6 +3018,12 @@ const REJECTED: &[&str] = &[
     "錯誤",
     // "Authorization Token非法".
     "非法",
+    // one-api's "该令牌状态不可用" (the token's status is unusable), "令牌已被禁用".
+    "状态不可用",
+    "狀態不可用",
+    "已禁用",
+    "已被禁用",
+    "已停用",
     "过期",
     "過期",
     "失败",

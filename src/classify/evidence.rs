@@ -176,7 +176,13 @@ impl Evidence {
                 event_is_error = exception.is_some() || matches!(name, "error" | "response.failed");
                 continue;
             } else if let Some(data) = line.strip_prefix("data:") {
-                (data.trim(), event_is_error, false)
+                if data.trim() == "{" {
+                    // A gateway that pretty-prints its event's JSON after one `data:`.
+                    let rest = text.get(at + "data:".len()..).unwrap_or_default();
+                    (rest.trim(), event_is_error, true)
+                } else {
+                    (data.trim(), event_is_error, false)
+                }
             } else if let Some(data) = line.strip_prefix("error:") {
                 // llama.cpp's server once wrote its stream errors as `error: {...}` lines.
                 (data.trim(), true, false)
@@ -769,6 +775,8 @@ impl Evidence {
             "errorMsg",
             "errMsg",
             "error_message",
+            // The AI SDK's UI message stream: `{"type": "error", "errorText": "..."}`.
+            "errorText",
             // OAuth-style `{"error": "prompt_rejected", "error_description": "..."}`.
             "error_description",
             "errorDescription",
@@ -1063,6 +1071,7 @@ impl Evidence {
         }
         // `raw_message`: the upstream's own words beside a task API's generic message
         // (PiAPI's "failed to generate image" over "You have run out of fast hours").
+        // A gateway's `{"error": {"error": "Too many tokens, ...", "error_code": 4001}}`.
         for field in [
             "message",
             "Message",
@@ -1070,6 +1079,7 @@ impl Evidence {
             "detail",
             "description",
             "raw_message",
+            "error",
         ] {
             match error.get(field) {
                 Some(Value::String(message)) => {
@@ -1353,10 +1363,20 @@ fn says_failed(map: &Map<String, Value>) -> bool {
     };
     [
         "success",
-        // Portuguese and Spanish envelopes: `{"sucesso": false, "erro": {...}}`.
+        // Portuguese and Spanish envelopes: `{"sucesso": false, "erro": {...}}`; Vietnamese,
+        // Indonesian, Turkish, German, French and Italian ones.
         "sucesso",
         "exito",
         "éxito",
+        "thanh_cong",
+        "sukses",
+        "berhasil",
+        "basarili",
+        "başarılı",
+        "erfolg",
+        "succes",
+        "succès",
+        "successo",
         "ok",
         "status",
         "result",
@@ -1856,10 +1876,16 @@ fn status_named_in(message: &str) -> Option<u16> {
         .find_map(|i| {
             let (number, rest) = (message.get(i..i + 3)?, message.get(i + 3..)?);
             // The Node SDKs' "429 status code (no body)", openai-python's "error code: 524"
-            // (any error status).
-            let labelled = ["error code: ", "status code: "]
-                .iter()
-                .any(|l| message.get(..i).is_some_and(|b| b.ends_with(l)));
+            // (any error status), a Python client's "status_code: 403, ..." passed on in an
+            // app's stream.
+            let labelled = [
+                "error code: ",
+                "status code: ",
+                "status_code: ",
+                "status_code=",
+            ]
+            .iter()
+            .any(|l| message.get(..i).is_some_and(|b| b.ends_with(l)));
             if rest.starts_with(" status code") || labelled {
                 return number.parse().ok().filter(|s| (400..=599).contains(s));
             }

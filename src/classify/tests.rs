@@ -2259,7 +2259,7 @@ fn weak_signals_yield_to_what_the_message_states() {
 #[wasm_bindgen_test(unsupported = test)]
 fn the_learned_tie_breaker_only_breaks_weak_ties() {
     // Nothing but the status and a generic code: the words decide (a development answer).
-    let body = r#"{"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again."}}"#;
+    let body = r#"{"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}"#;
     let v = answer(400, &[], body);
     assert_eq!(v.class, ErrorClass::ModelUnavailable, "{}", v.reason);
     assert!(
@@ -6890,6 +6890,57 @@ fn a_guardrails_canned_text_in_place_of_the_answer() {
             200,
             r#"{"id":"d2f2","model":"llama3.1-70b","choices":[{"message":{"content":"Cortex answers \"Response filtered by Cortex Guard\" when its guard filters a reply."},"finish_reason":"stop"}]}"#,
             Ok,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn envelopes_of_apps_and_gateways_and_stops_that_name_a_service() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // The AI SDK's UI stream error (`errorText`), with a Python client's "status_code: 403"
+        // passed on by an app (marimo around Copilot).
+        (
+            200,
+            "data: {\"type\": \"error\", \"errorText\": \"status_code: 403, model_name: gpt-4o-mini, body: Access to this endpoint is forbidden.\"}\n\n",
+            Auth,
+        ),
+        // A gateway's `{"error": {"error": "..."}}` around Bedrock's throttling, its event's
+        // JSON pretty-printed after one `data:`.
+        (
+            200,
+            "data: {\n  \"object\": \"chat.completion\",\n  \"error\": {\n    \"error\": \"Too many tokens, please wait before trying again. (Service: BedrockRuntime, Status Code: 429, Request ID: e19c3839)\",\n    \"error_code\": 4001\n  }\n}",
+            RateLimited,
+        ),
+        // A Vietnamese envelope that says it failed (`thanh_cong: false`).
+        (
+            200,
+            r#"{"thanh_cong": false, "loi": "Mô hình từ chối trả lời vì nội dung vi phạm tiêu chuẩn an toàn (finish_reason: content_filter).", "ma_yeu_cau": "vn-1"}"#,
+            ContentPolicy,
+        ),
+        // A service suspended for an unpaid invoice: the account's stop, not a stopped
+        // deployment.
+        (
+            503,
+            r#"{"error": {"message": "Service suspended: billing account is inactive due to unpaid invoice INV-2025-0912.", "type": "billing_error", "code": "billing_inactive"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            503,
+            r#"{"error":{"message":"The endpoint is paused, ask a maintainer to restart it"}}"#,
+            ModelUnavailable,
+        ),
+        // one-api's disabled token, inside a 200.
+        (
+            200,
+            r#"{"success":false,"message":"该令牌状态不可用","data":null}"#,
+            Auth,
+        ),
+        // Coze's chat failed because its model went offline.
+        (
+            200,
+            r#"{"code":0,"msg":"","data":{"id":"7448","status":"failed","failed_at":1797010801,"last_error":{"code":4015,"msg":"The model deepseek-r1-250120 has been offline. Please check"}}}"#,
+            ModelUnavailable,
         ),
     ]);
 }
