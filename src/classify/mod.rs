@@ -244,6 +244,13 @@ fn judge_evidence(
         wait_hint(answer, evidence, decision.0)
     };
     let (class, reason) = adjust_quota_window(decision, evidence, retry_after_ms);
+    let (class, reason) = match (class, rule_scope) {
+        (ErrorClass::RateLimited, None) => match token_window_untouched(answer) {
+            Some(why) => (ErrorClass::ContextOverflow, why),
+            None => (class, reason),
+        },
+        _ => (class, reason),
+    };
     let scope = match (class, rule_scope) {
         (ErrorClass::QuotaExhausted, Some(scope)) => scope,
         (ErrorClass::QuotaExhausted, None) => quota_scope(answer, evidence),
@@ -262,6 +269,33 @@ fn judge_evidence(
         scope,
         wait_hint,
     }
+}
+
+/// A rate limit whose own headers show the tokens window untouched (`remaining` equal to
+/// `limit`: `x-ratelimit-remaining-tokens-minute: 2000000` beside its limit of 2000000,
+/// Anthropic's `anthropic-ratelimit-input-tokens-remaining` beside its `-limit`) while no
+/// request window is spent: nothing was counted, the request alone is larger than the window, and
+/// no wait lets it through.
+fn token_window_untouched(answer: &Answer) -> Option<String> {
+    let number = |v: &str| v.trim().parse::<u64>().ok();
+    let requests_spent = answer.headers.iter().any(|(name, value)| {
+        let name = name.to_ascii_lowercase();
+        name.contains("remaining") && name.contains("request") && number(value) == Some(0)
+    });
+    if requests_spent {
+        return None;
+    }
+    answer.headers.iter().find_map(|(name, value)| {
+        let lower = name.to_ascii_lowercase();
+        if !(lower.contains("remaining") && lower.contains("token")) {
+            return None;
+        }
+        let limit_name = lower.replacen("remaining", "limit", 1);
+        let limit = answer.header(&limit_name).and_then(number)?;
+        (limit > 0 && number(value) == Some(limit)).then(|| {
+            format!("header {lower} = {limit_name} (the window untouched: the request alone is above it)")
+        })
+    })
 }
 
 /// What the body and the headers that carry codes say.

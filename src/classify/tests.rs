@@ -6894,6 +6894,50 @@ fn a_guardrails_canned_text_in_place_of_the_answer() {
     ]);
 }
 
+/// A 429 whose own headers show the tokens window untouched: the request alone is above it.
+#[wasm_bindgen_test(unsupported = test)]
+fn a_rate_limit_with_its_token_window_untouched_is_the_requests_size() {
+    // Mistral's 1300 for an oversized prompt (ruby_llm's cassette).
+    let mistral = r#"{"object":"error","message":"Rate limit exceeded","type":"rate_limited","param":null,"code":"1300"}"#;
+    let untouched = [
+        ("x-ratelimit-limit-tokens-minute", "2000000"),
+        ("x-ratelimit-remaining-tokens-minute", "2000000"),
+    ];
+    let v = answer(429, &untouched, mistral);
+    assert_eq!(v.class, ErrorClass::ContextOverflow, "{}", v.reason);
+    assert!(v.reason.contains("window untouched"), "{}", v.reason);
+    // Anthropic's input tokens per minute, a request window barely used.
+    let anthropic = r#"{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your organization's rate limit of 450,000 input tokens per minute. Reduce the prompt length or the maximum tokens requested, or try again later."}}"#;
+    let headers = [
+        ("x-should-retry", "false"),
+        ("anthropic-ratelimit-input-tokens-limit", "450000"),
+        ("anthropic-ratelimit-input-tokens-remaining", "450000"),
+        ("anthropic-ratelimit-requests-limit", "1000"),
+        ("anthropic-ratelimit-requests-remaining", "998"),
+    ];
+    assert_eq!(
+        answer(429, &headers, anthropic).class,
+        ErrorClass::ContextOverflow
+    );
+    // Tokens spent, or the requests window spent: a wait.
+    let spent = [
+        ("x-ratelimit-limit-tokens-minute", "2000000"),
+        ("x-ratelimit-remaining-tokens-minute", "1312"),
+    ];
+    assert_eq!(answer(429, &spent, mistral).class, ErrorClass::RateLimited);
+    let requests_spent = [
+        ("x-ratelimit-limit-requests", "500"),
+        ("x-ratelimit-remaining-requests", "0"),
+        ("x-ratelimit-limit-tokens", "30000"),
+        ("x-ratelimit-remaining-tokens", "30000"),
+    ];
+    let openai = r#"{"error":{"message":"Rate limit reached for gpt-4o on requests per min (RPM): Limit 500, Used 500, Requested 1.","type":"requests","code":"rate_limit_exceeded"}}"#;
+    assert_eq!(
+        answer(429, &requests_spent, openai).class,
+        ErrorClass::RateLimited
+    );
+}
+
 #[wasm_bindgen_test(unsupported = test)]
 fn envelopes_of_apps_and_gateways_and_stops_that_name_a_service() {
     use ErrorClass::*;
