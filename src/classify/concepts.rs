@@ -111,6 +111,7 @@ const BILLING: &[&str] = &[
     "solde",
     "crédito",
     "créditos",
+    "crédit",
     "crédits",
     "guthaben",
     "kredit",
@@ -472,6 +473,9 @@ const MISSING: &[&str] = &[
     "未开通",
     "未開通",
     "已下线",
+    // Not yet launched: "模型 deepseek-v4 尚未上线".
+    "未上线",
+    "未上線",
     "已下線",
     "下架",
     "不可用",
@@ -2186,6 +2190,8 @@ const PLAN: &[&str] = &[
     "enterprise",
     "premium",
     "trial",
+    // "Fast mode requires usage credits".
+    "usage credits",
     "试用",
     "試用",
     "トライアル",
@@ -2887,6 +2893,10 @@ pub fn refusal(message: &str) -> Option<String> {
         "request argument",
         "unrecognized",
         "unknown parameter",
+        // "Failed to deserialize the JSON body into the target type: safety_settings: unknown
+        // field `safety_settings`" (a Rust server's serde).
+        "unknown field",
+        "failed to deserialize",
         // Google's checks of a request's fields ("GenerateContentRequest.safety_settings[4]:
         // element predicate failed: $.category in (HarmCategory.HARM_CATEGORY_SEXUALLY_...").
         "element predicate failed",
@@ -2901,8 +2911,10 @@ pub fn refusal(message: &str) -> Option<String> {
         return Some(format!("concept safety \"{safety}\" + \"{content}\""));
     }
     // A check the request did not pass names no content ("Failure to pass the risk control
-    // system", "未通过审核").
-    if let Some((safety, failed)) = near(message, SAFETY, NOT_PASSED) {
+    // system", "未通过审核", Volcengine's visual API "Text Risk Not Pass").
+    if let Some((safety, failed)) =
+        near(message, SAFETY, NOT_PASSED).or_else(|| near(message, &["risk"], NOT_PASSED))
+    {
         return Some(format!("concept safety \"{safety}\" + \"{failed}\""));
     }
     // A request judged a risk ("The request was rejected because it was considered high risk",
@@ -2927,6 +2939,7 @@ const NOT_PASSED: &[&str] = &[
     "didn't pass",
     "does not pass",
     "doesn't pass",
+    "not pass",
     "未通过",
     "未通過",
     "不通过",

@@ -1364,7 +1364,7 @@ fn says_failed(map: &Map<String, Value>) -> bool {
     [
         "success",
         // Portuguese and Spanish envelopes: `{"sucesso": false, "erro": {...}}`; Vietnamese,
-        // Indonesian, Turkish, German, French and Italian ones.
+        // Indonesian, Turkish, German, French, Polish and Italian ones.
         "sucesso",
         "exito",
         "éxito",
@@ -1376,6 +1376,7 @@ fn says_failed(map: &Map<String, Value>) -> bool {
         "erfolg",
         "succes",
         "succès",
+        "sukces",
         "successo",
         "ok",
         "status",

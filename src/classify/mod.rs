@@ -974,6 +974,10 @@ const CAPACITY_STATED: &[&str] = &[
     "model is currently overloaded",
     "servers are overloaded",
     "servers are currently overloaded",
+    // A model server that says it can take no more ("Cannot handle more concurrent requests
+    // for model", Codeium's inference server behind gRPC's `ResourceExhausted`).
+    "cannot handle more concurrent requests",
+    "cannot handle more requests",
 ];
 
 /// Limits on the caller's requests in flight.
@@ -2477,6 +2481,14 @@ fn by_status(status: u16, evidence: &Evidence) -> Decision {
     let class = match status {
         // An error envelope in a success: its words stand in for the status it lacks.
         200..=299 => {
+            // A window of seconds or minutes, in any language ("Limite de 20 requisições por
+            // minuto atingido"): the caller's rate.
+            if concepts::short_window_in(&evidence.messages) {
+                return (
+                    ErrorClass::RateLimited,
+                    format!("status={status}, an error envelope, a short window"),
+                );
+            }
             return match concepts::request_fault_in(&evidence.messages) {
                 Some(w) => (
                     ErrorClass::BadRequest,

@@ -6894,6 +6894,60 @@ fn a_guardrails_canned_text_in_place_of_the_answer() {
     ]);
 }
 
+#[wasm_bindgen_test(unsupported = test)]
+fn credits_risks_launches_and_windows_in_envelopes_of_their_own() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A feature that needs credits (Anthropic's fast mode): paying helps, waiting does not.
+        (
+            429,
+            r#"{"type":"error","error":{"type":"rate_limit_error","message":"Fast mode requires usage credits"}}"#,
+            QuotaExhausted,
+        ),
+        // A model kept for a subscription stays the model's.
+        (
+            403,
+            r#"{"error":"this model requires a subscription, upgrade for access: https://ollama.com/upgrade"}"#,
+            ModelUnavailable,
+        ),
+        // Volcengine's visual API: a risk check not passed is a refusal.
+        (
+            400,
+            r#"{"code":50412,"data":null,"message":"Text Risk Not Pass","request_id":"2025112014D8","status":50412}"#,
+            ContentPolicy,
+        ),
+        // A field named for safety that the server does not know: the request's shape.
+        (
+            422,
+            r#"{"error":{"message":"Failed to deserialize the JSON body into the target type: safety_settings: unknown field `safety_settings`, expected one of `messages`, `model`"}}"#,
+            BadRequest,
+        ),
+        // A model not launched yet.
+        (
+            200,
+            r#"{"code":40004,"msg":"模型 deepseek-v4 尚未上线，敬请期待","data":null}"#,
+            ModelUnavailable,
+        ),
+        // A model server that can take no more, behind gRPC's `ResourceExhausted` at 429.
+        (
+            429,
+            r#"{"code":"resource_exhausted","message":"inference stream error: rpc error: code = ResourceExhausted desc = batched_inference_server.cc:769: Cannot handle more concurrent requests for model."}"#,
+            Overloaded,
+        ),
+        // An error envelope at 200 whose window is a minute, in Portuguese; credit in French.
+        (
+            200,
+            r#"{"sucesso":false,"erro":{"codigo":"LIMITE_POR_MINUTO","mensagem":"Limite de 20 requisições por minuto atingido. Aguarde 40 segundos."}}"#,
+            RateLimited,
+        ),
+        (
+            200,
+            r#"{"succes":false,"erreur":{"code":4021,"message":"Crédit insuffisant pour cette requête. Rechargez votre compte."}}"#,
+            QuotaExhausted,
+        ),
+    ]);
+}
+
 /// A 429 whose own headers show the tokens window untouched: the request alone is above it.
 #[wasm_bindgen_test(unsupported = test)]
 fn a_rate_limit_with_its_token_window_untouched_is_the_requests_size() {
