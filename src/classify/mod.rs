@@ -988,6 +988,15 @@ const CONCURRENCY: &[&str] = &[
     "too many concurrent requests",
     // A relay's queue: "Request timed out waiting for concurrency slot".
     "concurrency slot",
+    // The caller's own work still running on what it asks again ("Thread x already has an
+    // active run", "Another process is currently operating on this conversation", "another
+    // in-progress request using this idempotency key"): it ends by itself, a wait helps.
+    "already has an active run",
+    "already in progress",
+    "another in-progress request",
+    "currently operating on",
+    "currently processing another",
+    "still being processed",
 ];
 
 /// One request larger than the whole window's limit ("on tokens per minute (TPM): Limit 7000,

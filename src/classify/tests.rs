@@ -6945,6 +6945,17 @@ fn credits_risks_launches_and_windows_in_envelopes_of_their_own() {
             r#"{"succes":false,"erreur":{"code":4021,"message":"Crédit insuffisant pour cette requête. Rechargez votre compte."}}"#,
             QuotaExhausted,
         ),
+        // The caller's own work still running on what it asks again: it ends by itself.
+        (
+            400,
+            r#"{"error":{"message":"Thread thread_q8Vd2 already has an active run run_Hf6tJ.","type":"invalid_request_error","param":null,"code":null}}"#,
+            RateLimited,
+        ),
+        (
+            409,
+            r#"{"error":{"type":"idempotency_error","code":"idempotency_key_in_use","message":"There is currently another in-progress request using this idempotency key. Please try again later."}}"#,
+            RateLimited,
+        ),
     ]);
 }
 
