@@ -148,6 +148,14 @@ CASES = [
     ("acme-2", 429, {}, {"error": {"message": "K\u00e4ytt\u00f6raja saavutettu. Yrit\u00e4 uudelleen 4 tunnin kuluttua.", "type": "rate_limit_error"}}, "quota_exhausted", "14400000", True),
     ("acme-3", 400, {}, {"error": {"code": "http_error", "message": "Model gemini-1.0-pro is not supported"}}, "model_unavailable", None, True),
     ("acme-1", 429, {}, {"error": {"message": "Resource Unavailable", "type": "requests", "param": None, "code": "resource_unavailable"}}, "overloaded", None, False),
+    # A 429 whose own headers show the tokens window untouched (the request alone is above it:
+    # no wait helps); one request said to exceed the minute's limit by itself, in Korean; a
+    # feature that needs credits (a stop, whatever its type says); the caller's own run still
+    # going on a thread (a wait).
+    ("acme-2", 429, {"x-ratelimit-limit-tokens-minute": "2000000", "x-ratelimit-remaining-tokens-minute": "2000000"}, {"object": "error", "message": "Rate limit exceeded", "type": "rate_limited", "param": None, "code": "1300"}, "context_overflow", None, True),
+    ("acme-3", 413, {}, {"error": {"code": "REQUEST_TOO_LARGE", "message": "\ub2e8\uc77c \uc694\uccad\uc758 \ud1a0\ud070 \uc218(45,210)\uac00 \ubd84\ub2f9 \ud1a0\ud070 \ud55c\ub3c4(TPM 30,000)\ub97c \ucd08\uacfc\ud569\ub2c8\ub2e4."}}, "context_overflow", None, True),
+    ("acme-1", 429, {}, {"type": "error", "error": {"type": "rate_limit_error", "message": "Fast mode requires usage credits"}}, "quota_exhausted", None, True),
+    ("acme-2", 400, {}, {"error": {"message": "Thread thread_q8Vd2 already has an active run run_Hf6tJ.", "type": "invalid_request_error", "param": None, "code": None}}, "rate_limited", None, False),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
