@@ -2897,6 +2897,10 @@ pub fn refusal(message: &str) -> Option<String> {
         // field `safety_settings`" (a Rust server's serde).
         "unknown field",
         "failed to deserialize",
+        // Pydantic's "moderation: Extra inputs are not permitted", a value outside its enum
+        // ("safety_mode must be one of CONTEXTUAL, STRICT, NONE").
+        "extra inputs are not permitted",
+        "must be one of",
         // Google's checks of a request's fields ("GenerateContentRequest.safety_settings[4]:
         // element predicate failed: $.category in (HarmCategory.HARM_CATEGORY_SEXUALLY_...").
         "element predicate failed",

@@ -864,8 +864,8 @@ fn decisive_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
     if let Some(p) = allowance_used_up(evidence) {
         return Some((ErrorClass::QuotaExhausted, p));
     }
-    // "Request too large" in English, zh, ja, ko, ru, pl, tr, es, fr, de, it, pt, id, vi; not "Request too
-    // large: the request body exceeds 6291456 bytes", a body in bytes.
+    // "Request too large" in English, zh, ja, ko, ru, pl, tr, es, fr, de, it, pt, id, vi; not
+    // "Request too large: the request body exceeds 6291456 bytes", a body in bytes.
     const TOO_LARGE: &[&str] = &[
         "request too large",
         "request is too large",
@@ -1395,11 +1395,7 @@ fn named_model_refused(message: &str) -> Option<String> {
     if !(pairs::may_hold(message, "not allowed") || pairs::may_hold(message, "supported")) {
         return None;
     }
-    message.match_indices("odel ").find_map(|(i, p)| {
-        let head = message.get(i.checked_sub(1)?..i)?;
-        if !matches!(head, "m" | "M") {
-            return None;
-        }
+    message.match_indices("model ").find_map(|(i, p)| {
         let rest = message.get(i + p.len()..)?;
         let (name, after) = match rest.chars().next() {
             Some(quote @ ('\'' | '"' | '`')) => {
@@ -1681,7 +1677,8 @@ const GENERIC_CODES: &[(&str, ErrorClass)] = &[
 
 /// Baidu's small numeric `error_code`s mean something only in that field.
 /// MiniMax's `base_resp.status_code` (its error-code reference), only in that envelope: the
-/// numbers mean other things elsewhere. Its messages are a word or two ("token limit").
+/// numbers mean other things elsewhere. Its messages are a word or two ("token limit"). Not 2013,
+/// "invalid params": its message says which ("invalid params, unknown model 'x'") and decides.
 const MINIMAX_CODES: &[(&str, ErrorClass)] = &[
     ("1001", ErrorClass::Timeout),
     ("1002", ErrorClass::RateLimited),
@@ -1693,7 +1690,6 @@ const MINIMAX_CODES: &[(&str, ErrorClass)] = &[
     ("1039", ErrorClass::RateLimited), // token limit (per minute)
     ("1041", ErrorClass::RateLimited), // connection limit
     ("1042", ErrorClass::BadRequest),  // too many illegal characters
-    ("2013", ErrorClass::BadRequest),  // invalid parameters
     ("2045", ErrorClass::RateLimited), // rate growth limit
     ("2049", ErrorClass::Auth),        // invalid API key
 ];

@@ -6956,6 +6956,28 @@ fn credits_risks_launches_and_windows_in_envelopes_of_their_own() {
             r#"{"error":{"type":"idempotency_error","code":"idempotency_key_in_use","message":"There is currently another in-progress request using this idempotency key. Please try again later."}}"#,
             RateLimited,
         ),
+        // MiniMax's 2013 says "invalid params" and then which: the words decide.
+        (
+            200,
+            r#"{"id":"","choices":null,"base_resp":{"status_code":2013,"status_msg":"invalid params, unknown model 'MiniMax-M3-preview'"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            200,
+            r#"{"base_resp":{"status_code":2013,"status_msg":"invalid params, tool_calls must be followed by tool messages"}}"#,
+            BadRequest,
+        ),
+        // A field named for moderation or safety that a validator refuses: the request's shape.
+        (
+            400,
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"moderation: Extra inputs are not permitted"}}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"id":"1f0e2d3c","message":"invalid request: safety_mode must be one of CONTEXTUAL, STRICT, NONE"}"#,
+            BadRequest,
+        ),
     ]);
 }
 
