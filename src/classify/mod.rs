@@ -853,6 +853,12 @@ fn decisive_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
         "blocked due to safety",
         "不安全或敏感内容",
         "敏感内容",
+        // A refusal in the first person as an error's message (an app's or gateway's guard
+        // answering `{"error": "I can't help with that."}`); a completion saying it is text.
+        "i can't help with",
+        "i cannot help with",
+        "i can't assist with",
+        "i cannot assist with",
     ];
     if let Some(p) = phrase_in(evidence, QUOTA) {
         // "Tokens per minute budget exceeded": a budget of a minute is a rate.

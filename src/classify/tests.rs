@@ -6978,6 +6978,13 @@ fn credits_risks_launches_and_windows_in_envelopes_of_their_own() {
             r#"{"id":"1f0e2d3c","message":"invalid request: safety_mode must be one of CONTEXTUAL, STRICT, NONE"}"#,
             BadRequest,
         ),
+        // A guard's refusal in the first person as an error; a model saying it is an answer.
+        (400, r#"{"error":"I can't help with that."}"#, ContentPolicy),
+        (
+            200,
+            r#"{"id":"chatcmpl-1","object":"chat.completion","model":"gpt-4o","choices":[{"message":{"role":"assistant","content":"I cannot help with that."},"finish_reason":"stop"}]}"#,
+            Ok,
+        ),
     ]);
 }
 
