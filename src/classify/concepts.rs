@@ -2167,6 +2167,8 @@ const REQUIRES: &[&str] = &[
     "requires",
     "does not include",
     "not include",
+    // "The model gpt-5 is not included in your Starter plan".
+    "not included",
     "only available",
     "available only",
     // "gemini-2.5-pro is not available on the free tier".

@@ -6978,6 +6978,12 @@ fn credits_risks_launches_and_windows_in_envelopes_of_their_own() {
             r#"{"id":"1f0e2d3c","message":"invalid request: safety_mode must be one of CONTEXTUAL, STRICT, NONE"}"#,
             BadRequest,
         ),
+        // A model kept for a plan, said as "not included".
+        (
+            403,
+            r#"{"success": false, "code": "PLAN_MODEL_RESTRICTED", "message": "The model gpt-5 is not included in your Starter plan. Upgrade to Pro to use this model."}"#,
+            ModelUnavailable,
+        ),
         // A guard's refusal in the first person as an error; a model saying it is an answer.
         (400, r#"{"error":"I can't help with that."}"#, ContentPolicy),
         (
