@@ -723,13 +723,16 @@ fn phrase_in(evidence: &Evidence, phrases: &[&str]) -> Option<String> {
 
 /// The first of `phrases` that a message holds as words.
 fn matched_phrase<'p>(evidence: &Evidence, phrases: &[&'p str]) -> Option<&'p str> {
-    evidence.messages.iter().find_map(|m| {
-        pairs::with(m, |held| {
-            phrases
-                .iter()
-                .find(|p| held.may_hold(p) && word_offsets(m, p).next().is_some())
-                .copied()
-        })
+    evidence.messages.iter().find_map(|m| phrase_of(m, phrases))
+}
+
+/// The first of `phrases` that `message` holds as words, after the byte-pair pre-filter.
+fn phrase_of<'p>(message: &str, phrases: &[&'p str]) -> Option<&'p str> {
+    pairs::with(message, |held| {
+        phrases
+            .iter()
+            .find(|p| held.may_hold(p) && word_offsets(message, p).next().is_some())
+            .copied()
     })
 }
 
@@ -1049,7 +1052,7 @@ fn single_request_over_window(evidence: &Evidence) -> Option<String> {
         return None;
     }
     evidence.messages.iter().find_map(|m| {
-        let alone = ALONE.iter().find(|p| m.contains(*p))?;
+        let alone = phrase_of(m, ALONE)?;
         TOKENS
             .iter()
             .any(|t| m.contains(t))
