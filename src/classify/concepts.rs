@@ -297,12 +297,34 @@ const MODEL: &[&str] = &[
     "โมเดล",
     "النموذج",
     "मॉडल",
+    // sv/no/da (definite), ro, fi, el, bn, mr, tr.
+    "modellen",
+    "modelul",
+    "malli",
+    "mallia",
+    "mallin",
+    "μοντέλο",
+    "μοντέλου",
+    "মডেল",
+    "मॉडेल",
+    "modelin",
 ];
 
 /// A model named in another language ("模型", "モデル", "모델", "модель"): the words of
 /// [`MODEL`] that are not English.
 pub fn model_word_in(message: &str) -> bool {
     !message.is_ascii() && MODEL.iter().any(|w| !w.is_ascii() && message.contains(w))
+}
+
+/// Whether a message calls something a model, in any language of [`MODEL`], as a word
+/// ("Modellen 'x' hittades inte", "Το μοντέλο 'x' δεν βρέθηκε"). "models" is left out: in a
+/// path (`/v1/models/x/chat`) it names a URL, not a model.
+pub fn model_word_as_word_in(message: &str) -> bool {
+    super::pairs::with(message, |held| {
+        candidates(message, MODEL)
+            .filter(|w| *w != "models")
+            .any(|w| held.may_hold(w) && word_offsets(message, w).next().is_some())
+    })
 }
 
 /// How model names begin ("gpt-4o", "claude-3-5-sonnet", "meta-llama/llama-3.1-8b",

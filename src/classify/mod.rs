@@ -1441,7 +1441,7 @@ fn names_model(evidence: &Evidence) -> bool {
     evidence
         .messages
         .iter()
-        .any(|m| has_phrase(m, "model") || concepts::model_word_in(m))
+        .any(|m| concepts::model_word_as_word_in(m))
 }
 
 /// "Not found" codes say nothing about what was not found: a model only when a message names

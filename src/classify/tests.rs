@@ -7227,3 +7227,38 @@ fn models_gone_or_withheld_and_context_in_more_languages() {
         ),
     ]);
 }
+
+#[test]
+fn a_404_that_calls_it_a_model_in_any_language_is_the_models() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Swedish, Greek and Finnish model words, under keys no reader knows.
+        (
+            404,
+            r#"{"fel":"Modellen 'gpt-sw3-20b-instruct' hittades inte eller har avvecklats."}"#,
+            ModelUnavailable,
+        ),
+        (
+            404,
+            r#"{"σφάλμα":"Το μοντέλο 'meltemi-7b-v1' δεν βρέθηκε ή έχει αποσυρθεί."}"#,
+            ModelUnavailable,
+        ),
+        (
+            404,
+            r#"{"virhe":"Mallia 'Poro-34B-chat' ei löydy."}"#,
+            ModelUnavailable,
+        ),
+        // A deployment that is not running is the model's, not a wrong path.
+        (
+            404,
+            r#"{"error":{"code":"04111","message":"Deployment d6a1f3c2b7e9f001 is not running (current status: PENDING)."}}"#,
+            ModelUnavailable,
+        ),
+        // "models" in a path is a URL, not a model.
+        (
+            404,
+            r#"{"error":{"message":"Invalid URL (POST /v1/models/orion-3-flash/chat/completions)","type":"invalid_request_error","param":null,"code":null}}"#,
+            BadRequest,
+        ),
+    ]);
+}
