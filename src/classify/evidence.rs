@@ -196,7 +196,11 @@ impl Evidence {
                 }
                 continue;
             };
-            let worth_reading = named_error || STREAM_MARKERS.iter().any(|k| payload.contains(k));
+            // iFlytek's and relays' events carry a status code and its words beside the chunk
+            // (`{"code": 10013, "message": "...", "choices": [...]}`; 0 is a success).
+            let coded = payload.contains("\"code\"") && payload.contains("\"message\"");
+            let worth_reading =
+                named_error || coded || STREAM_MARKERS.iter().any(|k| payload.contains(k));
             if !worth_reading {
                 continue;
             }

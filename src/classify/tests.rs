@@ -7262,3 +7262,22 @@ fn a_404_that_calls_it_a_model_in_any_language_is_the_models() {
         ),
     ]);
 }
+
+#[test]
+fn a_stream_event_with_a_failing_code_beside_its_chunk_is_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // iFlytek Spark: an audit failure as a code beside an empty chunk.
+        (
+            200,
+            "data: {\"code\": 10013, \"message\": \"输入内容审核不通过，涉嫌违规，请重新调整输入内容\", \"sid\": \"cha000b93f9@dx1939099f360b532\", \"choices\": [{\"delta\": {\"role\": \"assistant\", \"content\": \"\"}, \"index\": 0}]}\n\n",
+            ContentPolicy,
+        ),
+        // Code 0 beside a chunk is a success.
+        (
+            200,
+            "data: {\"code\": 0, \"message\": \"Success\", \"sid\": \"cha000b0001\", \"choices\": [{\"delta\": {\"role\": \"assistant\", \"content\": \"你好\"}, \"index\": 0}]}\n\ndata: [DONE]\n\n",
+            Ok,
+        ),
+    ]);
+}
