@@ -538,14 +538,35 @@ impl Evidence {
     }
 
     /// Coze: a chat that failed, `{"status": "failed", "last_error": {"code": 4028, "msg":
-    /// "..."}}` (`code: 0` on success). Not OpenAI's runs (`"last_error": {"code":
-    /// "rate_limit_exceeded"}`): a run fetched by its id is a job's state, and the call that
-    /// fetched it succeeded.
+    /// "..."}}` (`code: 0` on success). OpenAI's Assistants runs and run steps that failed:
+    /// `{"object": "thread.run", "status": "failed", "last_error": {"code":
+    /// "rate_limit_exceeded", "message": "..."}}`; the run's error is what the caller gets
+    /// instead of an answer, so the answer is read by it.
     fn read_last_error(&mut self, map: &Map<String, Value>, depth: usize) {
         if let Some(Value::Object(last)) = map.get("last_error") {
-            if failing_code(last, "code").is_some() {
+            if failing_code(last, "code").is_some() || says_failed(map) {
                 self.has_error_envelope = true;
                 self.read_error_object(last, depth);
+            }
+        }
+    }
+
+    /// OpenAI's Batch API: a batch that failed lists why (`{"object": "batch", "status":
+    /// "failed", "errors": {"object": "list", "data": [{"code": "token_limit_exceeded",
+    /// "message": "..."}]}}`). The lines of a batch's output file are not read: a file
+    /// downloaded is a success whatever its lines say.
+    fn read_failed_batch(&mut self, map: &Map<String, Value>, depth: usize) {
+        if !says_failed(map) {
+            return;
+        }
+        let listed = map
+            .get("errors")
+            .and_then(|e| e.get("data"))
+            .and_then(Value::as_array);
+        for error in listed.into_iter().flatten().take(MAX_ITEMS) {
+            if let Value::Object(error) = error {
+                self.has_error_envelope = true;
+                self.read_error_object(error, depth);
             }
         }
     }
@@ -1435,6 +1456,7 @@ const ENVELOPES: &[Reader] = &[
     Evidence::read_result_code,
     Evidence::read_stream_exception,
     Evidence::read_last_error,
+    Evidence::read_failed_batch,
     Evidence::read_cloud_api_error,
     Evidence::read_fault,
     Evidence::read_error_text,

@@ -7281,3 +7281,40 @@ fn a_stream_event_with_a_failing_code_beside_its_chunk_is_read() {
         ),
     ]);
 }
+
+#[test]
+fn a_failed_run_or_batch_is_read_by_its_error_and_an_output_file_is_a_success() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // An Assistants run that failed on the account's quota.
+        (
+            200,
+            r#"{"id":"run_Zk2M0q7","object":"thread.run","status":"failed","thread_id":"thread_4Lp","assistant_id":"asst_9xQ","last_error":{"code":"rate_limit_exceeded","message":"You exceeded your current quota, please check your plan and billing details."},"model":"gpt-4o-mini"}"#,
+            QuotaExhausted,
+        ),
+        // A run step that failed on the server's side.
+        (
+            200,
+            r#"{"id":"step_rE68","object":"thread.run.step","run_id":"run_M6cH","status":"failed","last_error":{"code":"server_error","message":"Sorry, something went wrong."}}"#,
+            Overloaded,
+        ),
+        // A run still going has no error.
+        (
+            200,
+            r#"{"id":"run_p0W","object":"thread.run","status":"in_progress","last_error":null,"model":"gpt-4o-mini"}"#,
+            Ok,
+        ),
+        // A batch that failed lists why.
+        (
+            200,
+            r#"{"id":"batch_6901aa","object":"batch","endpoint":"/v1/responses","errors":{"object":"list","data":[{"code":"insufficient_quota","message":"You exceeded your current quota, please check your plan and billing details.","param":null,"line":null}]},"status":"failed"}"#,
+            QuotaExhausted,
+        ),
+        // A batch's output file downloaded is a success, whatever a line of it says.
+        (
+            200,
+            "{\"id\":\"batch_req_1\",\"custom_id\":\"req-1\",\"response\":{\"status_code\":200,\"body\":{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"Hi\"},\"finish_reason\":\"stop\"}]}},\"error\":null}\n{\"id\":\"batch_req_2\",\"custom_id\":\"req-2\",\"response\":{\"status_code\":429,\"body\":{\"error\":{\"message\":\"Rate limit reached\",\"type\":\"requests\",\"code\":\"rate_limit_exceeded\"}}},\"error\":null}\n",
+            Ok,
+        ),
+    ]);
+}
