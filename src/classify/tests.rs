@@ -6413,11 +6413,11 @@ fn gateways_own_words_and_envelopes_of_other_shapes() {
             r#"{"status":false,"kode":"UPSTREAM_ERROR","pesan":"Gagal meneruskan permintaan ke penyedia: 429 {\"error\":{\"message\":\"You exceeded your current quota, please check your plan and billing details.\",\"type\":\"insufficient_quota\",\"code\":\"insufficient_quota\"}}"}"#,
             QuotaExhausted,
         ),
-        // ... not a failed run fetched by its id: the fetch succeeded.
+        // ... and a failed batch by the error it lists: the caller's input file was bad.
         (
             200,
             r#"{"id":"batch_6901bb","object":"batch","status":"failed","errors":{"object":"list","data":[{"code":"invalid_json_line","message":"This line is not parseable as valid JSON.","line":14}]}}"#,
-            Ok,
+            BadRequest,
         ),
         (
             500,
