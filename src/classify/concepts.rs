@@ -297,17 +297,22 @@ const MODEL: &[&str] = &[
     "โมเดล",
     "النموذج",
     "मॉडल",
-    // sv/no/da (definite), ro, fi, el, bn, mr, tr.
+];
+
+/// More languages' words for a model (sv/no/da definite, ro, fi, el, bn, mr, tr), asked only
+/// of a 404 or 410, whose status already says what is missing: kept out of [`MODEL`], which
+/// every concept near a model scans.
+const MODEL_MORE: &[&str] = &[
     "modellen",
     "modelul",
     "malli",
     "mallia",
     "mallin",
+    "modelin",
     "μοντέλο",
     "μοντέλου",
     "মডেল",
     "मॉडेल",
-    "modelin",
 ];
 
 /// A model named in another language ("模型", "モデル", "모델", "модель"): the words of
@@ -316,12 +321,13 @@ pub fn model_word_in(message: &str) -> bool {
     !message.is_ascii() && MODEL.iter().any(|w| !w.is_ascii() && message.contains(w))
 }
 
-/// Whether a message calls something a model, in any language of [`MODEL`], as a word
-/// ("Modellen 'x' hittades inte", "Το μοντέλο 'x' δεν βρέθηκε"). "models" is left out: in a
-/// path (`/v1/models/x/chat`) it names a URL, not a model.
+/// Whether a message calls something a model, in any language of [`MODEL`] or [`MODEL_MORE`],
+/// as a word ("Modellen 'x' hittades inte", "Το μοντέλο 'x' δεν βρέθηκε"). "models" is left
+/// out: in a path (`/v1/models/x/chat`) it names a URL, not a model.
 pub fn model_word_as_word_in(message: &str) -> bool {
     super::pairs::with(message, |held| {
         candidates(message, MODEL)
+            .chain(candidates(message, MODEL_MORE))
             .filter(|w| *w != "models")
             .any(|w| held.may_hold(w) && word_offsets(message, w).next().is_some())
     })

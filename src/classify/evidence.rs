@@ -556,14 +556,17 @@ impl Evidence {
     /// "message": "..."}]}}`). The lines of a batch's output file are not read: a file
     /// downloaded is a success whatever its lines say.
     fn read_failed_batch(&mut self, map: &Map<String, Value>, depth: usize) {
+        let Some(listed) = map
+            .get("errors")
+            .and_then(|e| e.get("data"))
+            .and_then(Value::as_array)
+        else {
+            return;
+        };
         if !says_failed(map) {
             return;
         }
-        let listed = map
-            .get("errors")
-            .and_then(|e| e.get("data"))
-            .and_then(Value::as_array);
-        for error in listed.into_iter().flatten().take(MAX_ITEMS) {
+        for error in listed.iter().take(MAX_ITEMS) {
             if let Value::Object(error) = error {
                 self.has_error_envelope = true;
                 self.read_error_object(error, depth);
