@@ -487,6 +487,74 @@ impl Evidence {
         }
     }
 
+    /// A wrapper that keeps the upstream's answer whole under a key of its own making
+    /// (`"vendor_error": {"type": "error", "error": {...}}`, `"raw_upstream": "{...}"`,
+    /// `"origin": {"status": 413, "body": {...}}`, `"cause": {"message": "Error code: 429 -
+    /// {...}"}`): that answer is read as a body, its status as the inner one. Keys other
+    /// readers know are left to them.
+    fn read_nested_answer(&mut self, map: &Map<String, Value>, depth: usize) {
+        const KNOWN: &[&str] = &[
+            "error",
+            "errors",
+            "response",
+            "data",
+            "detail",
+            "choices",
+            "output",
+            "Response",
+            "header",
+            "base_resp",
+            "result",
+            "results",
+            "candidates",
+            "message",
+            "details",
+            "last_error",
+            "metadata",
+        ];
+        if depth >= MAX_NESTING || map.len() > MAX_ITEMS * 2 {
+            return;
+        }
+        for (key, value) in map.iter().filter(|(k, _)| !KNOWN.contains(&k.as_str())) {
+            match value {
+                Value::Object(inner) if key == "cause" => {
+                    if inner.get("message").is_some_and(Value::is_string) {
+                        self.has_error_envelope = true;
+                        self.read_object(inner, depth + 1);
+                    }
+                }
+                Value::Object(inner) => {
+                    let status = ["status", "status_code", "statusCode"]
+                        .iter()
+                        .find_map(|k| inner.get(*k).and_then(http_status));
+                    match (status, inner.get("body")) {
+                        (Some(status), Some(body)) => {
+                            self.has_error_envelope = true;
+                            self.inner_status.get_or_insert(status);
+                            match body {
+                                Value::Object(body) => self.read_object(body, depth + 1),
+                                Value::String(text) => self.read_body(text.as_bytes(), depth + 1),
+                                _ => {}
+                            }
+                        }
+                        _ if holds_an_error(inner) => {
+                            self.has_error_envelope = true;
+                            self.read_object(inner, depth + 1);
+                        }
+                        _ => {}
+                    }
+                }
+                Value::String(text)
+                    if text.trim_start().starts_with('{') && text.contains("\"error\"") =>
+                {
+                    self.has_error_envelope = true;
+                    self.read_embedded(text, depth);
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// OpenRouter: an upstream's failure inside a 200 completion, `{"choices": [{"finish_reason":
     /// "error", "error": {"code": 429, "message": "..."}}]}`.
     fn read_choice_errors(&mut self, map: &Map<String, Value>, depth: usize) {
@@ -1431,6 +1499,19 @@ fn says_failed(map: &Map<String, Value>) -> bool {
         .any(|k| word(k))
 }
 
+/// Whether an object is an error answer of its own: an `error` that holds something, or a
+/// `type` or `object` of `"error"`.
+fn holds_an_error(map: &Map<String, Value>) -> bool {
+    let typed = |k: &str| map.get(k).and_then(Value::as_str) == Some("error");
+    typed("type")
+        || typed("object")
+        || match map.get("error") {
+            Some(Value::Object(error)) => !holds_nothing(error),
+            Some(Value::String(text)) => !text.trim().is_empty(),
+            _ => false,
+        }
+}
+
 /// Whether an error object says nothing: empty, or only zero codes and empty texts (`{"code":
 /// 0, "message": ""}`, which some servers put beside every success).
 fn holds_nothing(error: &Map<String, Value>) -> bool {
@@ -1455,6 +1536,7 @@ const ENVELOPES: &[Reader] = &[
     Evidence::read_base_resp,
     Evidence::read_errors,
     Evidence::read_upstream_body,
+    Evidence::read_nested_answer,
     Evidence::read_choice_errors,
     Evidence::read_result_code,
     Evidence::read_stream_exception,

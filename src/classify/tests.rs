@@ -7318,3 +7318,46 @@ fn a_failed_run_or_batch_is_read_by_its_error_and_an_output_file_is_a_success() 
         ),
     ]);
 }
+
+#[test]
+fn an_upstream_answer_kept_whole_under_a_key_of_a_wrappers_making_is_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Anthropic's spend cap under `vendor_error`, below a wrapper's generic words.
+        (
+            400,
+            r#"{"message":"Provider rejected request","vendor_error":{"type":"error","error":{"type":"invalid_request_error","message":"You have reached your specified API usage limits. You will regain access on 2025-12-01 at 00:00 UTC."}}}"#,
+            QuotaExhausted,
+        ),
+        // vLLM's body as a string under `raw_upstream`.
+        (
+            404,
+            r#"{"message":"Provider rejected request","raw_upstream":"{\"object\":\"error\",\"message\":\"The model `qwen2.5-coder-32b` does not exist.\",\"type\":\"NotFoundError\",\"param\":null,\"code\":404}"}"#,
+            ModelUnavailable,
+        ),
+        // Groq's 413 kept with its status under `origin`, behind a gateway's 429.
+        (
+            429,
+            r#"{"error":"upstream_rate_limited","origin":{"provider":"groq","status":413,"body":{"error":{"message":"Request too large for model `llama-3.1-8b-instant` in organization `org_01j` service tier `on_demand` on tokens per minute (TPM): Limit 6000, Requested 9120, please reduce your message size and try again.","type":"tokens","code":"rate_limit_exceeded"}}}}"#,
+            ContextOverflow,
+        ),
+        // A timeout page under `provider_response`, behind a 502.
+        (
+            502,
+            r#"{"message":"Bad gateway","provider_response":{"status":504,"body":"<html><head><title>504 Gateway Time-out</title></head><body><center><h1>504 Gateway Time-out</h1></center></body></html>"}}"#,
+            Timeout,
+        ),
+        // An SDK's exception text under `cause`.
+        (
+            500,
+            r#"{"message":"LLM call failed","cause":{"message":"RateLimitError: Error code: 429 - {'error': {'message': 'You exceeded your current quota, please check your plan and billing details.', 'type': 'insufficient_quota', 'code': 'insufficient_quota'}}"}}"#,
+            QuotaExhausted,
+        ),
+        // A success with an object that names no error stays a success.
+        (
+            200,
+            r#"{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Hi"},"finish_reason":"stop"}],"provider_meta":{"name":"azure","error":null,"status":"ok"}}"#,
+            Ok,
+        ),
+    ]);
+}

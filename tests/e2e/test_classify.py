@@ -156,6 +156,9 @@ CASES = [
     ("acme-3", 413, {}, {"error": {"code": "REQUEST_TOO_LARGE", "message": "\ub2e8\uc77c \uc694\uccad\uc758 \ud1a0\ud070 \uc218(45,210)\uac00 \ubd84\ub2f9 \ud1a0\ud070 \ud55c\ub3c4(TPM 30,000)\ub97c \ucd08\uacfc\ud569\ub2c8\ub2e4."}}, "context_overflow", None, True),
     ("acme-1", 429, {}, {"type": "error", "error": {"type": "rate_limit_error", "message": "Fast mode requires usage credits"}}, "quota_exhausted", None, True),
     ("acme-2", 400, {}, {"error": {"message": "Thread thread_q8Vd2 already has an active run run_Hf6tJ.", "type": "invalid_request_error", "param": None, "code": None}}, "rate_limited", None, False),
+    # An in-house wrapper's 500 that keeps the SDK's exception (and OpenAI's quota stop in it)
+    # under `cause`.
+    ("acme-2", 500, {}, {"message": "LLM call failed", "cause": {"message": "RateLimitError: Error code: 429 - {'error': {'message': 'You exceeded your current quota, please check your plan and billing details.', 'type': 'insufficient_quota', 'code': 'insufficient_quota'}}"}}, "quota_exhausted", None, True),
     # A 404 that calls it a model in Swedish, under a key no reader knows: the model's.
     ("acme-3", 404, {}, {"fel": "Modellen 'gpt-sw3-20b-instruct' hittades inte eller har avvecklats."}, "model_unavailable", None, True),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
