@@ -691,6 +691,63 @@ impl Evidence {
         }
     }
 
+    /// Agent protocols' results that failed, inside a JSON-RPC envelope: MCP's tool result
+    /// flagged as an error (`{"result": {"content": [{"type": "text", "text": "OpenAI API error
+    /// 429: {...}"}], "isError": true}}`) and A2A's task that failed or was rejected
+    /// (`{"result": {"kind": "task", "status": {"state": "failed", "message": {"parts":
+    /// [{"kind": "text", "text": "..."}]}}}}`): a provider's answer in their texts is read.
+    fn read_agent_result(&mut self, map: &Map<String, Value>, depth: usize) {
+        if depth >= MAX_NESTING {
+            return;
+        }
+        let result = match (map.get("jsonrpc"), map.get("result")) {
+            (Some(_), Some(Value::Object(result))) => result,
+            _ => map,
+        };
+        let task = result
+            .get("task")
+            .and_then(Value::as_object)
+            .unwrap_or(result);
+        let texts = if result.get("isError").and_then(Value::as_bool) == Some(true) {
+            result.get("content")
+        } else {
+            let status = task.get("status").and_then(Value::as_object);
+            let state = status.and_then(|s| s.get("state")).and_then(Value::as_str);
+            match state.map(|s| s.to_ascii_lowercase()) {
+                Some(s)
+                    if [
+                        "failed",
+                        "rejected",
+                        "task_state_failed",
+                        "task_state_rejected",
+                    ]
+                    .contains(&s.as_str()) =>
+                {
+                    status
+                        .and_then(|s| s.get("message"))
+                        .and_then(|m| m.get("parts"))
+                }
+                _ => None,
+            }
+        };
+        // Only a provider's answer inside the text counts: a tool's or an agent's own failure
+        // ("canceling statement due to statement timeout") is no model's condition.
+        for part in texts
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .take(MAX_ITEMS)
+        {
+            if let Some(Value::String(text)) = part.get("text") {
+                let before = (self.messages.len(), self.codes.len());
+                self.read_embedded(text, depth);
+                if (self.messages.len(), self.codes.len()) != before {
+                    self.has_error_envelope = true;
+                }
+            }
+        }
+    }
+
     /// The Vercel AI SDK's UI stream: `{"type": "error", "errorText": "..."}`.
     fn read_error_text(&mut self, map: &Map<String, Value>, _: usize) {
         if let (Some("error"), Some(Value::String(text))) = (
@@ -1546,6 +1603,7 @@ const ENVELOPES: &[Reader] = &[
     Evidence::read_fault,
     Evidence::read_error_text,
     Evidence::read_flagged_result,
+    Evidence::read_agent_result,
 ];
 
 /// What an answer (or a task's state) says of itself: a failed result one level down, stop

@@ -7361,3 +7361,28 @@ fn an_upstream_answer_kept_whole_under_a_key_of_a_wrappers_making_is_read() {
         ),
     ]);
 }
+
+#[test]
+fn a_providers_answer_inside_a_failed_tool_or_agent_task_is_read_and_a_tools_own_failure_is_not() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // MCP: a tool result flagged as an error that carries OpenAI's quota stop.
+        (
+            200,
+            r#"{"jsonrpc":"2.0","id":12,"result":{"content":[{"type":"text","text":"OpenAI API error 429: {\"error\":{\"message\":\"You exceeded your current quota, please check your plan and billing details.\",\"type\":\"insufficient_quota\",\"param\":null,\"code\":\"insufficient_quota\"}}"}],"isError":true}}"#,
+            QuotaExhausted,
+        ),
+        // A2A: a task that failed with Anthropic's overload in its status message.
+        (
+            200,
+            r#"{"jsonrpc":"2.0","id":"req-1","result":{"kind":"task","id":"t1","status":{"state":"failed","message":{"role":"agent","parts":[{"kind":"text","text":"LLM call failed: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"}]}}}}"#,
+            Overloaded,
+        ),
+        // A tool's own failure names no model's condition.
+        (
+            200,
+            r#"{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"Error executing tool query_db: canceling statement due to statement timeout"}],"isError":true}}"#,
+            Ok,
+        ),
+    ]);
+}
