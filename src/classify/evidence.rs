@@ -517,11 +517,11 @@ impl Evidence {
         }
         for (key, value) in map.iter().filter(|(k, _)| !KNOWN.contains(&k.as_str())) {
             match value {
-                Value::Object(inner) if key == "cause" => {
-                    if inner.get("message").is_some_and(Value::is_string) {
-                        self.has_error_envelope = true;
-                        self.read_object(inner, depth + 1);
-                    }
+                Value::Object(inner)
+                    if key == "cause" && inner.get("message").is_some_and(Value::is_string) =>
+                {
+                    self.has_error_envelope = true;
+                    self.read_object(inner, depth + 1);
                 }
                 Value::Object(inner) => {
                     let status = ["status", "status_code", "statusCode"]
