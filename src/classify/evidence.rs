@@ -1551,9 +1551,18 @@ fn says_failed(map: &Map<String, Value>) -> bool {
             // Task APIs (image, video, music): `{"task_status": "FAILED", "message": ...}`.
             "task_status",
             "taskStatus",
+            // In-house gateways' own words: `{"outcome": "error", "problem": {...}}`.
+            "outcome",
+            "response_status",
         ]
         .iter()
         .any(|k| word(k))
+        // `{"meta": {"status": "error"}, "data": null, "notices": [...]}`.
+        || map
+            .get("meta")
+            .and_then(|m| m.get("status"))
+            .and_then(Value::as_str)
+            .is_some_and(|s| ["error", "failed"].iter().any(|w| s.eq_ignore_ascii_case(w)))
 }
 
 /// Whether an object is an error answer of its own: an `error` that holds something, or a

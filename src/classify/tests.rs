@@ -7386,3 +7386,31 @@ fn a_providers_answer_inside_a_failed_tool_or_agent_task_is_read_and_a_tools_own
         ),
     ]);
 }
+
+#[test]
+fn an_in_house_envelope_that_says_it_failed_in_its_outcome_or_meta_is_read_by_its_sentences() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            200,
+            r#"{"meta":{"status":"error","requestId":"r-91ad"},"data":null,"notices":[{"level":"error","code":"PLAN_LIMIT","text":"Usage limit reached for your plan (Assistant Pro, 500 messages/month). Upgrade or wait for the renewal on Dec 3."}]}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"meta":{"status":"error","elapsed_ms":30001},"data":null,"notices":[{"level":"error","code":"E_TIMEOUT","text":"The model took too long to respond."}]}"#,
+            Timeout,
+        ),
+        (
+            200,
+            r#"{"outcome":"error","problem":{"kind":"upstream_unavailable","title":"All providers for this alias are failing","detail":"alias 'chat-default' -> [openai/gpt-4o: 503, azure/gpt-4o-swc: 503]. Circuit breaker open for 30s."}}"#,
+            Overloaded,
+        ),
+        // A meta that says all is well is a success.
+        (
+            200,
+            r#"{"meta":{"status":"ok","requestId":"r-91ae"},"data":{"text":"The error rate fell after the fix."},"notices":[]}"#,
+            Ok,
+        ),
+    ]);
+}
