@@ -108,6 +108,21 @@ impl Evidence {
                 }
                 return;
             }
+            // One JSON object and a few stray bytes after it (a terminal's `%`, a proxy's
+            // leftover `0` of a chunked body): the object is the answer.
+            Err(e) if e.is_syntax() && trimmed.starts_with('{') => {
+                let mut values = serde_json::Deserializer::from_str(trimmed).into_iter::<Value>();
+                if let Some(Ok(value @ Value::Object(_))) = values.next() {
+                    let rest = trimmed.get(values.byte_offset()..).unwrap_or_default();
+                    if rest.trim().len() <= STRAY_BYTES && !rest.contains(['{', '[']) {
+                        self.read_json(&value, depth);
+                        if self.json.is_none() {
+                            self.json = Some(value);
+                        }
+                        return;
+                    }
+                }
+            }
             // Valid JSON up to where the text ends: a body cut at the inspection cap.
             Err(e) if e.is_eof() => {
                 if let Some(value) = prefix::parse(trimmed) {
@@ -2086,6 +2101,9 @@ fn status_in_words(words: &str) -> Option<u16> {
 }
 
 /// The JSON object at the start of `text`, whatever follows it (a stack trace, " [BYOK]").
+/// How many bytes may follow a body's one JSON object and still leave it read as JSON.
+const STRAY_BYTES: usize = 16;
+
 fn first_json_object(text: &str) -> Option<Value> {
     let value = serde_json::Deserializer::from_str(text)
         .into_iter::<Value>()

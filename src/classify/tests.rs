@@ -7414,3 +7414,22 @@ fn an_in_house_envelope_that_says_it_failed_in_its_outcome_or_meta_is_read_by_it
         ),
     ]);
 }
+
+#[test]
+fn a_json_object_with_a_few_stray_bytes_after_it_is_read_as_json() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A success whose text quotes an error, with a terminal's `%` after it.
+        (
+            200,
+            r#"{"output":"Refunds are processed within 5 business days. If you see 'quota exceeded', contact support.","model":"mistral-medium-2505","finish_reason":"stop"}%"#,
+            Ok,
+        ),
+        // A rate limit with a chunked body's leftover `0` after it.
+        (
+            429,
+            "{\"error\":{\"message\":\"Rate limit reached for gpt-4o in organization org-x on requests per min (RPM): Limit 500, Used 500, Requested 1. Please try again in 120ms.\",\"type\":\"requests\",\"code\":\"rate_limit_exceeded\"}}\r\n0\r\n",
+            RateLimited,
+        ),
+    ]);
+}
