@@ -504,10 +504,20 @@ impl Evidence {
 
     /// A wrapper that keeps the upstream's answer whole under a key of its own making
     /// (`"vendor_error": {"type": "error", "error": {...}}`, `"raw_upstream": "{...}"`,
-    /// `"origin": {"status": 413, "body": {...}}`, `"cause": {"message": "Error code: 429 -
-    /// {...}"}`): that answer is read as a body, its status as the inner one. Keys other
-    /// readers know are left to them.
+    /// `"origin": {"status": 413, "body": {...}}`, `"upstream": {"status": 400, "message":
+    /// "..."}`, `"cause": {"message": "Error code: 429 - {...}"}`, `"inner": "anthropic.
+    /// BadRequestError: Error code: 400 - {...}"`), beside its own words or inside its own
+    /// `error` object: that answer is read as a body, its status as the inner one. Keys other
+    /// readers know are left to them; objects of the wrapper's own are looked into, a few
+    /// levels down.
     fn read_nested_answer(&mut self, map: &Map<String, Value>, depth: usize) {
+        if let Some(Value::Object(error)) = map.get("error") {
+            self.read_nested_in(error, depth);
+        }
+        self.read_nested_in(map, depth);
+    }
+
+    fn read_nested_in(&mut self, map: &Map<String, Value>, depth: usize) {
         const KNOWN: &[&str] = &[
             "error",
             "errors",
@@ -523,25 +533,21 @@ impl Evidence {
             "results",
             "candidates",
             "message",
-            "details",
-            "last_error",
             "metadata",
+            "last_error",
+            "usage",
+            "usageMetadata",
         ];
         if depth >= MAX_NESTING || map.len() > MAX_ITEMS * 2 {
             return;
         }
         for (key, value) in map.iter().filter(|(k, _)| !KNOWN.contains(&k.as_str())) {
             match value {
-                Value::Object(inner)
-                    if key == "cause" && inner.get("message").is_some_and(Value::is_string) =>
-                {
-                    self.has_error_envelope = true;
-                    self.read_object(inner, depth + 1);
-                }
                 Value::Object(inner) => {
                     let status = ["status", "status_code", "statusCode"]
                         .iter()
                         .find_map(|k| inner.get(*k).and_then(http_status));
+                    let text = |k: &str| inner.get(k).is_some_and(Value::is_string);
                     match (status, inner.get("body")) {
                         (Some(status), Some(body)) => {
                             self.has_error_envelope = true;
@@ -552,18 +558,28 @@ impl Evidence {
                                 _ => {}
                             }
                         }
+                        (Some(status), None) if text("message") => {
+                            self.has_error_envelope = true;
+                            self.inner_status.get_or_insert(status);
+                            self.read_object(inner, depth + 1);
+                        }
                         _ if holds_an_error(inner) => {
                             self.has_error_envelope = true;
                             self.read_object(inner, depth + 1);
                         }
-                        _ => {}
+                        _ if key == "cause" && text("message") => {
+                            self.has_error_envelope = true;
+                            self.read_object(inner, depth + 1);
+                        }
+                        _ => self.read_nested_in(inner, depth + 1),
                     }
                 }
-                Value::String(text)
-                    if text.trim_start().starts_with('{') && text.contains("\"error\"") =>
-                {
-                    self.has_error_envelope = true;
+                Value::String(text) if text.contains('{') && text.contains("rror") => {
+                    let before = (self.messages.len(), self.codes.len());
                     self.read_embedded(text, depth);
+                    if (self.messages.len(), self.codes.len()) != before {
+                        self.has_error_envelope = true;
+                    }
                 }
                 _ => {}
             }

@@ -7433,3 +7433,34 @@ fn a_json_object_with_a_few_stray_bytes_after_it_is_read_as_json() {
         ),
     ]);
 }
+
+#[test]
+fn an_upstream_answer_deeper_in_a_wrappers_own_objects_is_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Under the wrapper's own `error`, as a status and a message of the upstream's.
+        (
+            400,
+            r#"{"code":40013,"message":"document too long for analysis","llm":{"provider":"anthropic","status":400,"type":"invalid_request_error","message":"prompt is too long: 208841 tokens > 200000 maximum"}}"#,
+            ContextOverflow,
+        ),
+        // An SDK's exception text under a key of the wrapper's making, one object down.
+        (
+            500,
+            r#"{"error":"internal","context":{"service":"reply-drafter","llm_error":"anthropic.AuthenticationError: Error code: 401 - {'type': 'error', 'error': {'type': 'authentication_error', 'message': 'invalid x-api-key'}}"}}"#,
+            Auth,
+        ),
+        // Inside the wrapper's own `error` object.
+        (
+            502,
+            r#"{"error":{"code":"VENDOR_ERROR","vendor":"mistral","vendor_status":400,"vendor_body":{"object":"error","message":"Invalid model: mistral-medium-2312","type":"invalid_model","param":null,"code":"1500"}}}"#,
+            ModelUnavailable,
+        ),
+        // Strings of the wrapper's own that hold no body say nothing more.
+        (
+            200,
+            r#"{"id":"chatcmpl-9","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Done."},"finish_reason":"stop"}],"debug":{"note":"retried once after an error {see logs}"}}"#,
+            Ok,
+        ),
+    ]);
+}
