@@ -1806,13 +1806,16 @@ const MONTHS: &[&str] = &[
 ];
 
 /// A limit that comes back on a named day of the calendar ("You're out of extra usage · resets
-/// Nov 1"): days away, not minutes. Not with a clock time beside the day ("resets Dec 6,
-/// 10:05"), which may be minutes away.
+/// Nov 1", "Quota resets on 2025-12-01."): days away, not minutes. Not with a clock time beside
+/// the day ("resets Dec 6, 10:05"), which may be minutes away.
 pub fn reset_date_in(message: &str) -> Option<String> {
     RESETS_ON.iter().find_map(|word| {
         word_offsets(message, word).find_map(|at| {
             let rest = message.get(at + word.len()..)?.trim_start();
             let rest = rest.strip_prefix("on ").unwrap_or(rest);
+            if let Some(date) = iso_day(rest) {
+                return Some(format!("{date} reset"));
+            }
             let month = MONTHS.iter().find(|m| rest.starts_with(*m))?;
             let name_end = rest.find(' ')?;
             let day = rest.get(name_end + 1..)?;
@@ -1828,6 +1831,23 @@ pub fn reset_date_in(message: &str) -> Option<String> {
                 .then(|| format!("{month} {} reset", day.get(..digits).unwrap_or_default()))
         })
     })
+}
+
+/// A calendar day written `YYYY-MM-DD` at the start of `text` with no clock time after it
+/// ("2025-12-01.", not "2025-12-01T00:00:00Z" nor "2025-12-01 10:05").
+fn iso_day(text: &str) -> Option<&str> {
+    let date = text.get(..10)?;
+    let shaped = date.bytes().enumerate().all(|(i, b)| match i {
+        4 | 7 => b == b'-',
+        _ => b.is_ascii_digit(),
+    });
+    let after = text.get(10..).unwrap_or_default();
+    let clock = after.starts_with(['T', 't'])
+        || after
+            .trim_start_matches([' ', ','])
+            .get(..3)
+            .is_some_and(|t| t.as_bytes().get(2) == Some(&b':'));
+    (shaped && !clock).then_some(date)
 }
 
 /// A model's age: retired, or about to be.

@@ -7464,3 +7464,21 @@ fn an_upstream_answer_deeper_in_a_wrappers_own_objects_is_read() {
         ),
     ]);
 }
+
+#[test]
+fn a_limit_that_resets_on_a_calendar_day_in_iso_form_is_a_stop() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            429,
+            r#"{"outcome":"error","problem":{"kind":"quota","title":"Token quota used up","detail":"Your team has used 50,000,000 of 50,000,000 tokens allotted for November. Quota resets on 2025-12-01.","team":"support-bots"}}"#,
+            QuotaExhausted,
+        ),
+        // A clock time beside the day may be minutes away.
+        (
+            429,
+            r#"{"error":{"message":"Too many requests for your key. The limit resets on 2025-12-01 10:05 UTC.","type":"rate_limit"}}"#,
+            RateLimited,
+        ),
+    ]);
+}
