@@ -517,6 +517,7 @@ impl Evidence {
         self.read_nested_in(map, depth);
     }
 
+    /// [`Self::read_nested_answer`] on one object's own keys.
     fn read_nested_in(&mut self, map: &Map<String, Value>, depth: usize) {
         const KNOWN: &[&str] = &[
             "error",
@@ -2116,10 +2117,10 @@ fn status_in_words(words: &str) -> Option<u16> {
         .rfind(|s| (400..=599).contains(s))
 }
 
-/// The JSON object at the start of `text`, whatever follows it (a stack trace, " [BYOK]").
 /// How many bytes may follow a body's one JSON object and still leave it read as JSON.
 const STRAY_BYTES: usize = 16;
 
+/// The JSON object at the start of `text`, whatever follows it (a stack trace, " [BYOK]").
 fn first_json_object(text: &str) -> Option<Value> {
     let value = serde_json::Deserializer::from_str(text)
         .into_iter::<Value>()
