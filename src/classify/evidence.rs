@@ -539,7 +539,14 @@ impl Evidence {
             "usage",
             "usageMetadata",
         ];
-        if depth >= MAX_NESTING || map.len() > MAX_ITEMS * 2 {
+        // A completion is the answer: what else it carries (a gateway's note of an earlier
+        // attempt's error) is its own metadata.
+        let answered = ["choices", "candidates"].iter().any(|k| {
+            map.get(*k)
+                .and_then(Value::as_array)
+                .is_some_and(|a| !a.is_empty())
+        });
+        if depth >= MAX_NESTING || map.len() > MAX_ITEMS * 2 || answered {
             return;
         }
         for (key, value) in map.iter().filter(|(k, _)| !KNOWN.contains(&k.as_str())) {

@@ -7462,6 +7462,12 @@ fn an_upstream_answer_deeper_in_a_wrappers_own_objects_is_read() {
             r#"{"id":"chatcmpl-9","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Done."},"finish_reason":"stop"}],"debug":{"note":"retried once after an error {see logs}"}}"#,
             Ok,
         ),
+        // A completion that notes an earlier attempt's error is the answer.
+        (
+            200,
+            r#"{"id":"chatcmpl-10","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Your order ships Tuesday."},"finish_reason":"stop"}],"gateway":{"first_attempt":"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota"}}"}}"#,
+            Ok,
+        ),
     ]);
 }
 
