@@ -102,10 +102,7 @@ impl Evidence {
         }
         match serde_json::from_str::<Value>(trimmed) {
             Ok(value) => {
-                self.read_json(&value, depth);
-                if self.json.is_none() {
-                    self.json = Some(first_element(value));
-                }
+                self.read_whole_json(value, depth);
                 return;
             }
             // One JSON object and a few stray bytes after it (a terminal's `%`, a proxy's
@@ -115,10 +112,7 @@ impl Evidence {
                 if let Some(Ok(value @ Value::Object(_))) = values.next() {
                     let rest = trimmed.get(values.byte_offset()..).unwrap_or_default();
                     if rest.trim().len() <= STRAY_BYTES && !rest.contains(['{', '[']) {
-                        self.read_json(&value, depth);
-                        if self.json.is_none() {
-                            self.json = Some(value);
-                        }
+                        self.read_whole_json(value, depth);
                         return;
                     }
                 }
@@ -127,10 +121,7 @@ impl Evidence {
             Err(e) if e.is_eof() => {
                 if let Some(value) = prefix::parse(trimmed) {
                     self.truncated = true;
-                    self.read_json(&value, depth);
-                    if self.json.is_none() {
-                        self.json = Some(first_element(value));
-                    }
+                    self.read_whole_json(value, depth);
                     return;
                 }
             }
@@ -171,6 +162,15 @@ impl Evidence {
             self.read_embedded(trimmed, depth);
         }
         self.push_message(trimmed);
+    }
+
+    /// Reads a body that is one JSON value and keeps it (its first element, for an array) as the
+    /// answer's JSON, unless a reader kept a part of it first.
+    fn read_whole_json(&mut self, value: Value, depth: usize) {
+        self.read_json(&value, depth);
+        if self.json.is_none() {
+            self.json = Some(first_element(value));
+        }
     }
 
     /// The first event of a stream that carries an error (an `error` or `response.failed`
@@ -355,15 +355,18 @@ impl Evidence {
             }
             // A list of error objects (Cloudflare's AI Gateway: `"error": [{"code": 2016,
             // "message": "Prompt blocked ..."}]`).
-            Some(Value::Array(list)) => {
-                for error in list.iter().take(MAX_ITEMS) {
-                    if let Value::Object(error) = error {
-                        self.has_error_envelope = true;
-                        self.read_error_object(error, depth);
-                    }
-                }
-            }
+            Some(Value::Array(list)) => self.read_error_objects(list, depth),
             _ => {}
+        }
+    }
+
+    /// Each error object of a list (non-objects are passed over), up to [`MAX_ITEMS`].
+    fn read_error_objects(&mut self, list: &[Value], depth: usize) {
+        for error in list.iter().take(MAX_ITEMS) {
+            if let Value::Object(error) = error {
+                self.has_error_envelope = true;
+                self.read_error_object(error, depth);
+            }
         }
     }
 
@@ -583,11 +586,7 @@ impl Evidence {
                     }
                 }
                 Value::String(text) if text.contains('{') && text.contains("rror") => {
-                    let before = (self.messages.len(), self.codes.len());
-                    self.read_embedded(text, depth);
-                    if (self.messages.len(), self.codes.len()) != before {
-                        self.has_error_envelope = true;
-                    }
+                    self.read_embedded_answer(text, depth);
                 }
                 _ => {}
             }
@@ -670,14 +669,8 @@ impl Evidence {
         else {
             return;
         };
-        if !says_failed(map) {
-            return;
-        }
-        for error in listed.iter().take(MAX_ITEMS) {
-            if let Value::Object(error) = error {
-                self.has_error_envelope = true;
-                self.read_error_object(error, depth);
-            }
+        if says_failed(map) {
+            self.read_error_objects(listed, depth);
         }
     }
 
@@ -752,22 +745,20 @@ impl Evidence {
         } else {
             let status = task.get("status").and_then(Value::as_object);
             let state = status.and_then(|s| s.get("state")).and_then(Value::as_str);
-            match state.map(|s| s.to_ascii_lowercase()) {
-                Some(s)
-                    if [
-                        "failed",
-                        "rejected",
-                        "task_state_failed",
-                        "task_state_rejected",
-                    ]
-                    .contains(&s.as_str()) =>
-                {
-                    status
-                        .and_then(|s| s.get("message"))
-                        .and_then(|m| m.get("parts"))
-                }
-                _ => None,
-            }
+            let ended = state.is_some_and(|s| {
+                [
+                    "failed",
+                    "rejected",
+                    "task_state_failed",
+                    "task_state_rejected",
+                ]
+                .iter()
+                .any(|w| s.eq_ignore_ascii_case(w))
+            });
+            status
+                .filter(|_| ended)
+                .and_then(|s| s.get("message"))
+                .and_then(|m| m.get("parts"))
         };
         // Only a provider's answer inside the text counts: a tool's or an agent's own failure
         // ("canceling statement due to statement timeout") is no model's condition.
@@ -778,11 +769,7 @@ impl Evidence {
             .take(MAX_ITEMS)
         {
             if let Some(Value::String(text)) = part.get("text") {
-                let before = (self.messages.len(), self.codes.len());
-                self.read_embedded(text, depth);
-                if (self.messages.len(), self.codes.len()) != before {
-                    self.has_error_envelope = true;
-                }
+                self.read_embedded_answer(text, depth);
             }
         }
     }
@@ -1392,6 +1379,16 @@ impl Evidence {
         self.read_object(&inner, depth + 1);
         if self.inner_status.is_none() {
             self.inner_status = status_in_words(before);
+        }
+    }
+
+    /// [`Self::read_embedded`] for a text that is not itself an error's message: it makes the
+    /// answer an error envelope only when a body in it said something.
+    fn read_embedded_answer(&mut self, text: &str, depth: usize) {
+        let before = (self.messages.len(), self.codes.len());
+        self.read_embedded(text, depth);
+        if (self.messages.len(), self.codes.len()) != before {
+            self.has_error_envelope = true;
         }
     }
 
