@@ -481,26 +481,11 @@ impl Evidence {
         if depth >= MAX_NESTING {
             return;
         }
-        let status = ["upstream_status", "status", "status_code", "statusCode"]
-            .iter()
-            .find_map(|k| map.get(*k).and_then(http_status));
-        let named = ["upstream_body", "upstream_error", "upstream_response"]
-            .iter()
-            .find_map(|k| map.get(*k).and_then(Value::as_str));
-        let beside_status = || {
-            status.and(
-                ["body", "responseBody", "response_body"]
-                    .iter()
-                    .find_map(|k| map.get(*k).and_then(Value::as_str)),
-            )
-        };
-        if let Some(text) = named.or_else(beside_status) {
-            if text.trim_start().starts_with('{') {
-                self.has_error_envelope = true;
-                self.read_embedded(text, depth);
-                if self.inner_status.is_none() {
-                    self.inner_status = status;
-                }
+        if let Some(passed) = PassedOn::find(map) {
+            self.has_error_envelope = true;
+            self.read_embedded(passed.text, depth);
+            if self.inner_status.is_none() {
+                self.inner_status = passed.status;
             }
         }
     }
@@ -515,13 +500,22 @@ impl Evidence {
     /// levels down.
     fn read_nested_answer(&mut self, map: &Map<String, Value>, depth: usize) {
         if let Some(Value::Object(error)) = map.get("error") {
-            self.read_nested_in(error, depth);
+            self.read_nested_in(error, depth, None);
         }
-        self.read_nested_in(map, depth);
+        // The strings this object's other readers already looked into are not read twice.
+        let passed_on = PassedOn::find(map).map(|p| p.key);
+        let read_elsewhere = |key: &str| EMBEDDING_FIELDS.contains(&key) || passed_on == Some(key);
+        self.read_nested_in(map, depth, Some(&read_elsewhere));
     }
 
-    /// [`Self::read_nested_answer`] on one object's own keys.
-    fn read_nested_in(&mut self, map: &Map<String, Value>, depth: usize) {
+    /// [`Self::read_nested_answer`] on one object's own keys; strings under keys
+    /// `read_elsewhere` names are left alone.
+    fn read_nested_in(
+        &mut self,
+        map: &Map<String, Value>,
+        depth: usize,
+        read_elsewhere: Option<&dyn Fn(&str) -> bool>,
+    ) {
         const KNOWN: &[&str] = &[
             "error",
             "errors",
@@ -555,9 +549,7 @@ impl Evidence {
         for (key, value) in map.iter().filter(|(k, _)| !KNOWN.contains(&k.as_str())) {
             match value {
                 Value::Object(inner) => {
-                    let status = ["status", "status_code", "statusCode"]
-                        .iter()
-                        .find_map(|k| inner.get(*k).and_then(http_status));
+                    let status = stated_status(inner);
                     let text = |k: &str| inner.get(k).is_some_and(Value::is_string);
                     match (status, inner.get("body")) {
                         (Some(status), Some(body)) => {
@@ -582,10 +574,14 @@ impl Evidence {
                             self.has_error_envelope = true;
                             self.read_object(inner, depth + 1);
                         }
-                        _ => self.read_nested_in(inner, depth + 1),
+                        _ => self.read_nested_in(inner, depth + 1, None),
                     }
                 }
-                Value::String(text) if text.contains('{') && text.contains("rror") => {
+                Value::String(text)
+                    if text.contains('{')
+                        && text.contains("rror")
+                        && !read_elsewhere.is_some_and(|read| read(key)) =>
+                {
                     self.read_embedded_answer(text, depth);
                 }
                 _ => {}
@@ -920,10 +916,8 @@ impl Evidence {
     /// JavaScript's `cause` beside the wrapper's message ("LLM provider error").
     fn read_top_level_fields(&mut self, map: &Map<String, Value>, depth: usize) {
         if depth < MAX_NESTING {
-            // n8n's `NodeApiError` puts the upstream's status and body in `description`
-            // ("402 - {...}").
-            for field in ["message", "detail", "msg", "err", "cause", "description"] {
-                if let Some(Value::String(text)) = map.get(field) {
+            for field in EMBEDDING_FIELDS {
+                if let Some(Value::String(text)) = map.get(*field) {
                     self.read_embedded(text, depth);
                 }
             }
@@ -1663,6 +1657,45 @@ const INSIDE_ANSWERS: &[Reader] = &[
     Evidence::read_failed_stop,
     Evidence::read_blocked_prompt,
 ];
+
+/// The fields whose strings may carry an upstream's body after words of their own (read by
+/// `read_top_level_fields`). n8n's `NodeApiError` puts the upstream's status and body in
+/// `description` ("402 - {...}").
+const EMBEDDING_FIELDS: &[&str] = &["message", "detail", "msg", "err", "cause", "description"];
+
+/// An upstream's answer a proxy passes on as a JSON string: under `upstream_body`,
+/// `upstream_error` or `upstream_response`, or under `body` (`responseBody`, `response_body`)
+/// beside a status of the proxy's own.
+struct PassedOn<'a> {
+    key: &'static str,
+    text: &'a str,
+    status: Option<u16>,
+}
+
+impl<'a> PassedOn<'a> {
+    fn find(map: &'a Map<String, Value>) -> Option<Self> {
+        let status = map
+            .get("upstream_status")
+            .and_then(http_status)
+            .or_else(|| stated_status(map));
+        let under = |keys: &[&'static str]| {
+            keys.iter()
+                .find_map(|k| Some((*k, map.get(*k).and_then(Value::as_str)?)))
+        };
+        let (key, text) = under(&["upstream_body", "upstream_error", "upstream_response"])
+            .or_else(|| status.and(under(&["body", "responseBody", "response_body"])))?;
+        text.trim_start()
+            .starts_with('{')
+            .then_some(Self { key, text, status })
+    }
+}
+
+/// The HTTP status an object states of itself (`status`, `status_code` or `statusCode`).
+fn stated_status(map: &Map<String, Value>) -> Option<u16> {
+    ["status", "status_code", "statusCode"]
+        .iter()
+        .find_map(|k| map.get(*k).and_then(http_status))
+}
 
 /// The code under `key` of an envelope whose code 0 means success, when it is another whole
 /// number (`-1`, `40001`, `"10003"`); words such as `"ok"` or `"SUCCESS"` are not failures.
