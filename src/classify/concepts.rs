@@ -14,7 +14,7 @@
 
 use super::pairs::Pairs;
 use super::ErrorClass;
-use super::{has_phrase, word_offsets};
+use super::{has_phrase, phrase_offsets, word_offsets};
 
 /// Money and allowances: what runs out when nothing but a payment or a long reset helps.
 const BILLING: &[&str] = &[
@@ -697,6 +697,20 @@ const SIZE: &[&str] = &[
     "इनपुट",
     // Context in sl, hr, sr, bg.
     "konteksta",
+    // A conversation in es, pt, de, it, id, tr, vi, ru, pl, hi ("La conversación es demasiado
+    // larga para el modelo").
+    "conversación",
+    "conversa",
+    "unterhaltung",
+    "konversation",
+    "conversazione",
+    "percakapan",
+    "konuşma",
+    "cuộc trò chuyện",
+    "диалог",
+    "разговор",
+    "rozmowa",
+    "बातचीत",
 ];
 
 /// Too much of it.
@@ -993,6 +1007,20 @@ const CONTENT: &[&str] = &[
     "คำขอ",
     "सामग्री",
     "अनुरोध",
+    // A request in fr, es, pt, it, tr, vi, pl, zh and ja ("Votre requête a été bloquée par notre
+    // système de modération", "您的請求可能違反使用政策").
+    "requête",
+    "solicitud",
+    "petición",
+    "solicitação",
+    "requisição",
+    "richiesta",
+    "istek",
+    "yêu cầu",
+    "żądanie",
+    "请求",
+    "請求",
+    "リクエスト",
 ];
 
 /// Why it was refused.
@@ -1233,6 +1261,10 @@ const SAFETY: &[&str] = &[
     "шкідлив",
     // Breaks the rules, in Bulgarian.
     "нарушава",
+    // Violates and blocked in vi, hi ("vi phạm chính sách an toàn và đã bị chặn").
+    "vi phạm",
+    "bị chặn",
+    "उल्लंघन",
 ];
 
 /// The provider has no room now.
@@ -2822,12 +2854,28 @@ pub fn too_large(message: &str) -> Option<String> {
         return None;
     }
     let (size, excess) = near(message, SIZE, EXCESS)?;
+    // "input.num_outputs: Must be less than or equal to 4" (Replicate's validation): a field
+    // of the request named by its path, not the size of its input.
+    let bound = excess.starts_with("must be") || excess == "less than or equal";
+    if bound && phrase_offsets(message, size).all(|at| in_field_path(message, at, size.len())) {
+        return None;
+    }
     // "The input has too many reference voices": too many of something, not of tokens.
     const TOKENS: &[&str] = &["tokens", "token", "characters", "bytes", "トークン", "토큰"];
     if excess == "too many" && first(message, TOKENS).is_none() {
         return None;
     }
     Some(format!("concept size \"{size}\" + \"{excess}\""))
+}
+
+/// Whether the word at `at..at + len` is a segment of a dotted field path (`input.width`,
+/// `generation_config.input`).
+fn in_field_path(message: &str, at: usize, len: usize) -> bool {
+    let bytes = message.as_bytes();
+    let segment = |i: Option<&u8>| i.is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_');
+    let after = bytes.get(at + len) == Some(&b'.') && segment(bytes.get(at + len + 1));
+    let before = at > 1 && bytes.get(at - 1) == Some(&b'.') && segment(bytes.get(at - 2));
+    after || before
 }
 
 /// Units of bytes.
@@ -2893,6 +2941,16 @@ const GUARDRAIL: &[&str] = &[
     "filtro de moderação",
     "filtro di moderazione",
     "moderationsfilter",
+    // A moderation system in fr, es, pt, it, de, id, tr, vi ("bloquée par notre système de
+    // modération").
+    "système de modération",
+    "sistema de moderación",
+    "sistema de moderação",
+    "sistema di moderazione",
+    "moderationssystem",
+    "sistem moderasi",
+    "moderasyon sistemi",
+    "hệ thống kiểm duyệt",
 ];
 
 /// What a guard did to the request.
@@ -3105,6 +3163,11 @@ const REJECTED: &[&str] = &[
     "истёк",
     "некорректн",
     "отсутствует",
+    // A sign-in that cannot be renewed ("Your access token could not be refreshed because your
+    // refresh token was already used").
+    "could not be refreshed",
+    "couldn't be refreshed",
+    "failed to refresh",
 ];
 
 /// A credential word with a rejection word ("Access token invalid or no longer valid",

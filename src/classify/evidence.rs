@@ -589,6 +589,16 @@ impl Evidence {
         }
     }
 
+    /// Gemini Code Assist (the Gemini CLI's backend) wraps each answer or chunk of the Gemini
+    /// API: `{"response": {"candidates": [...], "promptFeedback": ...}, "traceId": "..."}`.
+    fn read_wrapped_gemini(&mut self, map: &Map<String, Value>, depth: usize) {
+        if let (Some(Value::Object(inner)), true) = (map.get("response"), depth < MAX_NESTING) {
+            if inner.contains_key("candidates") || inner.contains_key("promptFeedback") {
+                self.read_object(inner, depth + 1);
+            }
+        }
+    }
+
     /// OpenRouter: an upstream's failure inside a 200 completion, `{"choices": [{"finish_reason":
     /// "error", "error": {"code": 429, "message": "..."}}]}`.
     fn read_choice_errors(&mut self, map: &Map<String, Value>, depth: usize) {
@@ -1071,6 +1081,16 @@ impl Evidence {
             self.push_code("raiFilteredReason", "content_filtered".to_owned());
             self.push_message(reason);
         }
+        // fal's and diffusers' safety checker: `"has_nsfw_concepts": [true]` beside an image it
+        // blacked out.
+        let flagged = map
+            .get("has_nsfw_concepts")
+            .and_then(Value::as_array)
+            .is_some_and(|flags| flags.iter().any(|f| f.as_bool() == Some(true)));
+        if flagged {
+            self.has_error_envelope = true;
+            self.push_code("has_nsfw_concepts", "content_filtered".to_owned());
+        }
     }
 
     /// A task's status that is a refusal (BFL's `"status": "Content Moderated"` and
@@ -1269,6 +1289,13 @@ impl Evidence {
                 _ => {}
             }
         }
+        // A JavaScript error passed on by its name alone (`{"name": "ProviderModelNotFoundError",
+        // "data": {...}}`): the name's words speak.
+        if !error.contains_key("message") {
+            if let Some(Value::String(name)) = error.get("name") {
+                self.push_message(name);
+            }
+        }
         self.push_reasons(error);
         // Azure's content filter: `innererror.code` / `inner_error.code`.
         for inner in ["innererror", "inner_error"] {
@@ -1304,9 +1331,17 @@ impl Evidence {
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
+                .take(MAX_ITEMS)
             {
                 if let Some(reason) = detail.get("reason").and_then(code_text) {
                     self.push_code("error.details.reason", reason);
+                }
+                // Connect's error details carry their message decoded in `debug` (Cursor's
+                // `{"error": "ERROR_USAGE_LIMIT_EXCEEDED", "details": {"title": ...}}`).
+                if let (Some(Value::Object(debug)), true) =
+                    (detail.get("debug"), depth < MAX_NESTING)
+                {
+                    self.read_error_object(debug, depth + 1);
                 }
                 // A validation error in FastAPI's shape under a generic message (`"message":
                 // "invalid input error", "details": [{"loc": [...], "msg": "This model's
@@ -1400,6 +1435,18 @@ impl Evidence {
         if self.messages.len() >= MAX_ITEMS {
             return;
         }
+        // LiteLLM ends each error it passes on with the model group it routed to ("...
+        // Received Model Group=gpt-5\nAvailable Model Group Fallbacks=None"): its words name a
+        // model whatever the error was about. What follows them (the fallback's own error)
+        // is kept.
+        let without_trailer;
+        let message = match without_litellm_trailer(message) {
+            Some(text) => {
+                without_trailer = text;
+                without_trailer.as_str()
+            }
+            None => message,
+        };
         // An SDK's exception named in the text (boto's "An error occurred (ThrottlingException)
         // when calling ...", Java's `...bedrockruntime.model.ThrottlingException: ...`): its
         // name is a code.
@@ -1522,9 +1569,25 @@ fn says_succeeded(map: &Map<String, Value>) -> bool {
         })
     };
     map.get("success").and_then(Value::as_bool) == Some(true)
-        || ["msg", "message", "status", "errmsg", "status_msg"]
+        // midjourney-proxy's `{"code": 1, "description": "提交成功"}` (submitted).
+        || ["msg", "message", "status", "errmsg", "status_msg", "description"]
             .iter()
             .any(|k| word(k))
+}
+
+/// `message` without LiteLLM's routing lines (`Received Model Group=...`, `Available Model
+/// Group Fallbacks=...`), when it has them.
+fn without_litellm_trailer(message: &str) -> Option<String> {
+    const LINES: [&str; 2] = ["Received Model Group=", "Available Model Group Fallbacks="];
+    let start = message.find(LINES[0])?;
+    let (head, rest) = message.split_at(start);
+    let mut out = head.to_owned();
+    for line in rest.split_inclusive('\n') {
+        if !LINES.iter().any(|l| line.starts_with(l)) {
+            out.push_str(line);
+        }
+    }
+    Some(out)
 }
 
 /// Whether a body says in so many words that the call failed: `"success"`, `"ok"`, `"status"`
@@ -1634,6 +1697,7 @@ const ENVELOPES: &[Reader] = &[
     Evidence::read_upstream_body,
     Evidence::read_nested_answer,
     Evidence::read_choice_errors,
+    Evidence::read_wrapped_gemini,
     Evidence::read_result_code,
     Evidence::read_stream_exception,
     Evidence::read_last_error,
@@ -2125,10 +2189,11 @@ fn status_named_in(message: &str) -> Option<u16> {
             let (number, rest) = (message.get(i..i + 3)?, message.get(i + 3..)?);
             // The Node SDKs' "429 status code (no body)", openai-python's "error code: 524"
             // (any error status), a Python client's "status_code: 403, ..." passed on in an
-            // app's stream.
+            // app's stream, axios' "Request failed with status code 401".
             let labelled = [
                 "error code: ",
                 "status code: ",
+                "status code ",
                 "status_code: ",
                 "status_code=",
             ]
@@ -2249,6 +2314,10 @@ const STREAM_MARKERS: &[&str] = &[
     "\"base_resp\"",
     // Baidu Qianfan's `{"error_code": 18, "error_msg": "Open api qps request limit reached"}`.
     "\"error_code\"",
+    // An agent run's result flagged as an error (Claude Code's `{"type": "result",
+    // "is_error": true, ...}`), after the events that led to it.
+    "\"is_error\":true",
+    "\"is_error\": true",
     // Stop reasons (`REFUSED_STOPS`): Anthropic, Bedrock, Gemini, Zhipu.
     "\"stop_reason\"",
     "\"stopReason\"",

@@ -1223,6 +1223,30 @@ fn output_limit_over_bound(message: &str) -> Option<String> {
         "too large",
         "up to",
         "between",
+        // Too large, above and at most in zh, ja, ko, de, fr, es, pt, it, ru ("max_tokens
+        // 参数超出范围", "max_tokens 값이 너무 큽니다", "Der Wert für max_tokens ist zu hoch").
+        "超出",
+        "超过",
+        "超過",
+        "过大",
+        "過大",
+        "最多",
+        "最大",
+        "大きすぎ",
+        "너무 큽",
+        "최대",
+        "zu hoch",
+        "zu groß",
+        "maximal",
+        "trop élevé",
+        "trop grand",
+        "demasiado alto",
+        "demasiado grande",
+        "máximo",
+        "troppo alto",
+        "massimo",
+        "слишком больш",
+        "превыша",
     ];
     // The bound is read near the parameter it bounds, mostly after it ("max_tokens ... is not
     // valid: integer above maximum value, expected a value <= 32768"): a traceback's `in

@@ -7488,3 +7488,183 @@ fn a_limit_that_resets_on_a_calendar_day_in_iso_form_is_a_stop() {
         ),
     ]);
 }
+
+#[test]
+fn a_refusal_or_a_size_in_more_languages_is_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A request blocked by a moderation system, in French, Italian, Vietnamese, Hindi and
+        // Traditional Chinese.
+        (
+            400,
+            r#"{"error":{"message":"Votre requête a été bloquée par notre système de modération car elle enfreint les conditions d'utilisation."}}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"La richiesta è stata bloccata dal filtro dei contenuti per possibile violazione delle norme di utilizzo."}}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"code":"noi_dung_vi_pham","message":"Nội dung yêu cầu vi phạm chính sách an toàn và đã bị chặn."}}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"आपका अनुरोध सामग्री नीति का उल्लंघन करता है, इसलिए इसे अवरुद्ध कर दिया गया है।"}}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"您的請求可能違反使用政策，已被安全機制攔截。"}}"#,
+            ContentPolicy,
+        ),
+        // A conversation too long, in Spanish.
+        (
+            400,
+            r#"{"error":"La conversación es demasiado larga para el modelo. Inicia un chat nuevo o reduce los archivos adjuntos."}"#,
+            ContextOverflow,
+        ),
+        // An output bound above the model's, in Chinese, Korean and German.
+        (
+            400,
+            r#"{"error":{"message":"max_tokens 参数超出范围：该模型最大输出为 8192 tokens，你提供了 32000","type":"invalid_request_error","param":"max_tokens","code":"invalid_value"}}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"max_tokens 값이 너무 큽니다. 이 모델의 최대 출력 토큰은 4,096개입니다.","param":"max_tokens","type":"invalid_request_error"}}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Der Wert für max_tokens (100000) ist zu hoch. Dieses Modell unterstützt maximal 32768 Ausgabe-Token.","type":"invalid_request_error","param":"max_tokens"}}"#,
+            ContextOverflow,
+        ),
+        // Look-alikes: requests too frequent are a rate; a lower bound is a bad value.
+        (
+            429,
+            r#"{"error":{"message":"您的请求过于频繁，请稍后再试"}}"#,
+            RateLimited,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"max_tokens 必须大于 0","param":"max_tokens"}}"#,
+            BadRequest,
+        ),
+    ]);
+}
+
+#[test]
+fn an_agent_clis_stream_is_read_by_its_flagged_result() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Claude Code's stream-json: the events before the result say "rate_limit"; the result
+        // flagged as an error says the plan's five-hour window is spent.
+        (
+            200,
+            "{\"type\":\"system\",\"subtype\":\"init\",\"model\":\"claude-sonnet-4-5-20250929\"}\n{\"type\":\"rate_limit_event\",\"rate_limit_info\":{\"status\":\"rejected\",\"resetsAt\":1774465200,\"rateLimitType\":\"five_hour\"}}\n{\"type\":\"assistant\",\"message\":{\"model\":\"<synthetic>\",\"role\":\"assistant\",\"stop_reason\":\"stop_sequence\",\"type\":\"message\",\"content\":[{\"type\":\"text\",\"text\":\"You've hit your limit \u{b7} resets 3pm (America/Los_Angeles)\"}]},\"error\":\"rate_limit\"}\n{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":true,\"num_turns\":1,\"result\":\"You've hit your limit \u{b7} resets 3pm (America/Los_Angeles)\",\"total_cost_usd\":0}\n",
+            QuotaExhausted,
+        ),
+        (
+            200,
+            "{\"type\":\"assistant\",\"message\":{\"model\":\"<synthetic>\",\"role\":\"assistant\",\"stop_reason\":\"stop_sequence\",\"type\":\"message\",\"content\":[{\"type\":\"text\",\"text\":\"Claude AI usage limit reached|1760115600\"}]}}\n{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":true,\"result\":\"Claude AI usage limit reached|1760115600\"}\n",
+            QuotaExhausted,
+        ),
+        // A run that succeeded ends with a result that is not an error.
+        (
+            200,
+            "{\"type\":\"assistant\",\"message\":{\"role\":\"assistant\",\"stop_reason\":\"end_turn\",\"type\":\"message\",\"content\":[{\"type\":\"text\",\"text\":\"Done.\"}]}}\n{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"Done.\"}\n",
+            Ok,
+        ),
+        // Codex's turn that failed on a sign-in that cannot be renewed.
+        (
+            200,
+            "{\"type\":\"turn.started\"}\n{\"type\":\"turn.failed\",\"error\":{\"message\":\"Your access token could not be refreshed because your refresh token was already used. Please log out and sign in again.\"}}\n",
+            Auth,
+        ),
+        // opencode's error event names its error only.
+        (
+            200,
+            r#"{"type":"error","sessionID":"ses_5c2e","error":{"name":"ProviderModelNotFoundError","data":{"providerID":"anthropic","modelID":"claude-sonnet-4-7"}}}"#,
+            ModelUnavailable,
+        ),
+        // Gemini Code Assist wraps the Gemini API's chunks in `response`.
+        (
+            200,
+            "data: {\"response\":{\"promptFeedback\":{\"blockReason\":\"PROHIBITED_CONTENT\"},\"usageMetadata\":{\"promptTokenCount\":3812}},\"traceId\":\"0d2c\"}\n\n",
+            ContentPolicy,
+        ),
+        (
+            200,
+            "data: {\"response\":{\"candidates\":[{\"content\":{\"parts\":[]},\"finishReason\":\"SAFETY\"}]},\"traceId\":\"ab\"}\n\n",
+            ContentPolicy,
+        ),
+        (
+            200,
+            "data: {\"response\":{\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"hi\"}]},\"finishReason\":\"STOP\"}]},\"traceId\":\"ab\"}\n\n",
+            Ok,
+        ),
+        // Connect's error details with their message decoded in `debug` (Cursor's backend).
+        (
+            200,
+            r#"{"error":{"code":"resource_exhausted","message":"Error","details":[{"type":"aiserver.v1.ErrorDetails","debug":{"error":"ERROR_USAGE_LIMIT_EXCEEDED","details":{"title":"You've hit your usage limit","detail":"You've hit your usage limit. Switch to Auto, or set a Spend Limit to continue with this model.","isRetryable":false}}}]}}"#,
+            QuotaExhausted,
+        ),
+    ]);
+}
+
+#[test]
+fn media_jobs_and_wrappers_words_are_read_for_what_they_say() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // fal's safety checker blacked out the image.
+        (
+            200,
+            r#"{"images":[{"url":"https://v3.fal.media/files/koala/x.jpg","width":1024,"height":1024,"content_type":"image/jpeg"}],"seed":55120,"has_nsfw_concepts":[true],"prompt":"..."}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"images":[{"url":"https://v3.fal.media/files/koala/y.jpg","width":1024,"height":1024}],"seed":55121,"has_nsfw_concepts":[false],"prompt":"..."}"#,
+            Ok,
+        ),
+        // midjourney-proxy's submission accepted: code 1, "submitted".
+        (
+            200,
+            r#"{"code":1,"description":"提交成功","result":"1733490181422917","properties":{"discordInstanceId":"1118138338562560102"}}"#,
+            Ok,
+        ),
+        // Replicate's validation of a field's value, named by its path, is not a size...
+        (
+            422,
+            r#"{"title":"Input validation failed","detail":"- input.num_outputs: Must be less than or equal to 4\n","status":422,"invalid_fields":[{"type":"less_than_equal","field":"input.num_outputs","description":"Must be less than or equal to 4"}]}"#,
+            BadRequest,
+        ),
+        // ... while documents larger than a bound are, whatever path names them.
+        (
+            400,
+            r#"{"request_id":"2e5de67c","code":"InvalidParameter","message":"<400> InternalError.Algo.InvalidParameter: Value error, document index:0 is invalid, it should not be larger than 300000: input.documents"}"#,
+            ContextOverflow,
+        ),
+        // axios' words for the upstream's status inside a wrapper's 500.
+        (
+            500,
+            r#"{"error":"Internal server error. AxiosError: Request failed with status code 401"}"#,
+            Auth,
+        ),
+        // LiteLLM's routing lines name a model whatever the error was about...
+        (
+            400,
+            "litellm.BadRequestError: OpenAIException - Previous response with id 'resp_0c8e2a' not found.. Received Model Group=gpt-5\nAvailable Model Group Fallbacks=None",
+            BadRequest,
+        ),
+        // ... and what follows them (the fallback's own error) is still read.
+        (
+            400,
+            "{\"error\":{\"message\":\"litellm.BadRequestError: AnthropicException - {\\\"type\\\":\\\"error\\\",\\\"error\\\":{\\\"type\\\":\\\"invalid_request_error\\\",\\\"message\\\":\\\"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.\\\"}}\\nReceived Model Group=claude-sonnet\\nAvailable Model Group Fallbacks=['gpt-4o']\\nError doing the fallback: litellm.RateLimitError: RateLimitError: OpenAIException - Rate limit reached for gpt-4o in organization org-Vb2 on tokens per min (TPM): Limit 30000, Used 29874, Requested 1650. Please try again in 3.048s.\",\"type\":null,\"param\":null,\"code\":\"400\"}}",
+            RateLimited,
+        ),
+    ]);
+}
