@@ -2720,6 +2720,48 @@ pub fn grant_used_up_in(messages: &[String]) -> Option<String> {
         .or_else(|| used_in(messages, GRANT, GRANT_EXCEEDED, "grant"))
         .or_else(|| used_in(messages, COUNTED, GONE, "counted allowance"))
         .or_else(|| free_allowance_used_up(messages))
+        .or_else(|| used_in_full(messages))
+}
+
+/// An amount used that equals the amount granted ("Team 'x' has used $2,000.00 of its
+/// $2,000.00 monthly LLM budget", "You have used 50 of 50 requests"), when no message speaks
+/// of a rate or a short window.
+fn used_in_full(messages: &[String]) -> Option<String> {
+    fn amount(text: &str) -> Option<(&str, &str)> {
+        let text = text.trim_start_matches(['$', '€', '£', '¥']);
+        let end = text
+            .find(|c: char| !(c.is_ascii_digit() || c == ',' || c == '.'))
+            .unwrap_or(text.len());
+        let (number, rest) = text.split_at(end);
+        let number = number.trim_end_matches(['.', ',']);
+        number
+            .starts_with(|c: char| c.is_ascii_digit())
+            .then_some((number, rest))
+    }
+    let in_full = |m: &String| {
+        phrase_offsets(m, "used").any(|at| {
+            let after = m.get(at + "used".len()..).unwrap_or_default().trim_start();
+            let Some((used, rest)) = amount(after) else {
+                return false;
+            };
+            let Some(rest) = rest.trim_start().strip_prefix("of ") else {
+                return false;
+            };
+            let rest = ["its ", "your ", "the ", "their "]
+                .iter()
+                .find_map(|p| rest.strip_prefix(p))
+                .unwrap_or(rest);
+            amount(rest).is_some_and(|(granted, _)| granted == used)
+        })
+    };
+    let rate = |m: &String| short_window(m) || timed_window_in(m) || first(m, RATE).is_some();
+    if messages.iter().any(rate) {
+        return None;
+    }
+    messages
+        .iter()
+        .find(|m| in_full(m))
+        .map(|_| "concept used in full".to_owned())
 }
 
 /// Exceeded, said of a grant in Chinese and Japanese ("クォータを超えました", "配额超过"); not
@@ -3168,6 +3210,9 @@ const REJECTED: &[&str] = &[
     "could not be refreshed",
     "couldn't be refreshed",
     "failed to refresh",
+    // "SSO session expired; re-authenticate to obtain a new gateway token".
+    "re-authenticate",
+    "reauthenticate",
 ];
 
 /// A credential word with a rejection word ("Access token invalid or no longer valid",

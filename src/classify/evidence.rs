@@ -1005,8 +1005,9 @@ impl Evidence {
     /// "error": ...}}`.
     fn read_failed_inner(&mut self, map: &Map<String, Value>, depth: usize) {
         if depth < MAX_NESTING {
-            // Tencent Cloud's task status: `{"Response": {"Status": "FAIL", "ErrorCode": ...}}`.
-            for field in ["output", "data", "Response"] {
+            // Tencent Cloud's task status: `{"Response": {"Status": "FAIL", "ErrorCode": ...}}`;
+            // Novita's `{"task": {"status": "TASK_STATUS_FAILED", "reason": "..."}}`.
+            for field in ["output", "data", "Response", "task"] {
                 if let Some(Value::Object(inner)) = map.get(field) {
                     if says_failed(inner) {
                         self.read_object(inner, depth + 1);
@@ -1082,14 +1083,17 @@ impl Evidence {
             self.push_message(reason);
         }
         // fal's and diffusers' safety checker: `"has_nsfw_concepts": [true]` beside an image it
-        // blacked out.
-        let flagged = map
-            .get("has_nsfw_concepts")
-            .and_then(Value::as_array)
-            .is_some_and(|flags| flags.iter().any(|f| f.as_bool() == Some(true)));
-        if flagged {
+        // blacked out (diffusers' pipelines name it `nsfw_content_detected`).
+        let flagged = ["has_nsfw_concepts", "nsfw_content_detected"]
+            .into_iter()
+            .find(|k| {
+                map.get(*k)
+                    .and_then(Value::as_array)
+                    .is_some_and(|flags| flags.iter().any(|f| f.as_bool() == Some(true)))
+            });
+        if let Some(key) = flagged {
             self.has_error_envelope = true;
-            self.push_code("has_nsfw_concepts", "content_filtered".to_owned());
+            self.push_code(key, "content_filtered".to_owned());
         }
     }
 
@@ -1522,6 +1526,7 @@ const TASK_FAILURE_TEXT: &[&str] = &[
     "errorMessage",
     "error_message",
     "ErrorMessage",
+    "reason",
 ];
 
 /// A task or job whose status says it ran out of time (RunPod `TIMED_OUT`).

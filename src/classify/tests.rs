@@ -7668,3 +7668,54 @@ fn media_jobs_and_wrappers_words_are_read_for_what_they_say() {
         ),
     ]);
 }
+
+#[test]
+fn an_amount_used_in_full_is_a_stop_and_a_window_used_in_full_is_a_wait() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A team's monthly budget used to the cent, in a gateway's own envelope at 200.
+        (
+            200,
+            r#"{"ok":false,"error":{"kind":"budget","detail":"Team 'search-ranking' has used $2,000.00 of its $2,000.00 monthly LLM budget. Resets 2026-03-01."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"You have used 50 of 50 requests included in your plan."}}"#,
+            QuotaExhausted,
+        ),
+        // A minute's window used in full is a wait; an amount not used in full says nothing.
+        (
+            429,
+            r#"{"error":{"message":"You have used 60 of 60 requests per minute."}}"#,
+            RateLimited,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"You have used 40 of 50 tool calls; the 51st is not allowed in one request."}}"#,
+            BadRequest,
+        ),
+        // A gateway's sign-in that must be renewed.
+        (
+            200,
+            r#"{"ok":false,"error":{"kind":"auth","detail":"SSO session expired; re-authenticate to obtain a new gateway token"}}"#,
+            Auth,
+        ),
+        // diffusers' name for the safety checker's flags; Novita's failed task and its reason.
+        (
+            200,
+            r#"{"images":[],"nsfw_content_detected":[true],"inference_status":{"status":"failed","runtime_ms":812}}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"task":{"task_id":"3f6a","task_type":"TXT_TO_IMG","status":"TASK_STATUS_FAILED","reason":"NSFW content detected in output image","eta":0},"images":[],"videos":[]}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"task":{"task_id":"3f6b","task_type":"TXT_TO_IMG","status":"TASK_STATUS_SUCCEED","reason":"","eta":0},"images":[{"image_url":"https://x/y.png"}]}"#,
+            Ok,
+        ),
+    ]);
+}
