@@ -161,6 +161,12 @@ CASES = [
     ("acme-2", 500, {}, {"message": "LLM call failed", "cause": {"message": "RateLimitError: Error code: 429 - {'error': {'message': 'You exceeded your current quota, please check your plan and billing details.', 'type': 'insufficient_quota', 'code': 'insufficient_quota'}}"}}, "quota_exhausted", None, True),
     # A 404 that calls it a model in Swedish, under a key no reader knows: the model's.
     ("acme-3", 404, {}, {"fel": "Modellen 'gpt-sw3-20b-instruct' hittades inte eller har avvecklats."}, "model_unavailable", None, True),
+    # The session of 2026-12-06 (seventh): a French moderation system's refusal; an axios error's
+    # words for the upstream's 401 inside a wrapper's 500; a gateway's 403 that says a team's
+    # monthly budget is used to the cent.
+    ("acme-2", 400, {}, {"error": {"message": "Votre requête a été bloquée par notre système de modération car elle enfreint les conditions d'utilisation."}}, "content_policy", None, True),
+    ("acme-3", 500, {}, {"error": "Internal server error. AxiosError: Request failed with status code 401"}, "auth", None, True),
+    ("acme-1", 403, {}, {"ok": False, "error": {"kind": "budget", "detail": "Team 'search-ranking' has used $2,000.00 of its $2,000.00 monthly LLM budget. Resets 2026-03-01."}}, "quota_exhausted", None, True),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
@@ -194,10 +200,12 @@ REFUSALS_IN_200 = [
     {"code": 0, "message": "SUCCEED", "request_id": "a1b2", "data": {"task_id": "CjhYF2dWZ0sAAAAAAJ7x", "task_status": "failed", "task_status_msg": "Failure to pass the risk control system", "created_at": 1733000000000, "updated_at": 1733000001000}},
     # Snowflake Cortex Guard's canned text in place of the whole answer.
     {"id": "d2f1", "created": 1767226500, "model": "llama3.1-70b", "choices": [{"message": {"content": "Response filtered by Cortex Guard"}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 47, "completion_tokens": 0, "guard_tokens": 112, "total_tokens": 159}},
+    # fal's safety checker: the image is returned blacked out, flagged.
+    {"images": [{"url": "https://v3.fal.media/files/koala/x.jpg", "width": 1024, "height": 1024, "content_type": "image/jpeg"}], "timings": {"inference": 1.02}, "seed": 55120, "has_nsfw_concepts": [True], "prompt": "..."},
 ]
 
 
-@pytest.mark.parametrize("body", REFUSALS_IN_200, ids=["openai-refusal", "task-risk-control", "cortex-guard"])
+@pytest.mark.parametrize("body", REFUSALS_IN_200, ids=["openai-refusal", "task-risk-control", "cortex-guard", "fal-nsfw"])
 def test_a_refusal_inside_a_200_reaches_the_client_as_headers(envoy, mock, body):
     """A refusal is no model's fault: nothing else is asked; the client gets the upstream's
     200 and body untouched, told what they are."""
