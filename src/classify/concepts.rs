@@ -2754,14 +2754,10 @@ fn used_in_full(messages: &[String]) -> Option<String> {
             amount(rest).is_some_and(|(granted, _)| granted == used)
         })
     };
+    // The windows are looked for only once an amount used in full is there.
     let rate = |m: &String| short_window(m) || timed_window_in(m) || first(m, RATE).is_some();
-    if messages.iter().any(rate) {
-        return None;
-    }
-    messages
-        .iter()
-        .find(|m| in_full(m))
-        .map(|_| "concept used in full".to_owned())
+    (messages.iter().any(in_full) && !messages.iter().any(rate))
+        .then(|| "concept used in full".to_owned())
 }
 
 /// Exceeded, said of a grant in Chinese and Japanese ("クォータを超えました", "配额超过"); not

@@ -502,9 +502,13 @@ impl Evidence {
         if let Some(Value::Object(error)) = map.get("error") {
             self.read_nested_in(error, depth, None);
         }
-        // The strings this object's other readers already looked into are not read twice.
-        let passed_on = PassedOn::find(map).map(|p| p.key);
-        let read_elsewhere = |key: &str| EMBEDDING_FIELDS.contains(&key) || passed_on == Some(key);
+        // The strings this object's other readers already looked into are not read twice (the
+        // passed-on body is looked for only when a string under one of its keys could be one).
+        let read_elsewhere = |key: &str| {
+            EMBEDDING_FIELDS.contains(&key)
+                || (PassedOn::KEYS.contains(&key)
+                    && PassedOn::find(map).is_some_and(|p| p.key == key))
+        };
         self.read_nested_in(map, depth, Some(&read_elsewhere));
     }
 
@@ -1742,6 +1746,18 @@ struct PassedOn<'a> {
 }
 
 impl<'a> PassedOn<'a> {
+    /// The keys it is passed on under: named for it, or beside a status.
+    const NAMED: [&'static str; 3] = ["upstream_body", "upstream_error", "upstream_response"];
+    const BESIDE_STATUS: [&'static str; 3] = ["body", "responseBody", "response_body"];
+    const KEYS: [&'static str; 6] = [
+        Self::NAMED[0],
+        Self::NAMED[1],
+        Self::NAMED[2],
+        Self::BESIDE_STATUS[0],
+        Self::BESIDE_STATUS[1],
+        Self::BESIDE_STATUS[2],
+    ];
+
     fn find(map: &'a Map<String, Value>) -> Option<Self> {
         let status = map
             .get("upstream_status")
@@ -1751,8 +1767,8 @@ impl<'a> PassedOn<'a> {
             keys.iter()
                 .find_map(|k| Some((*k, map.get(*k).and_then(Value::as_str)?)))
         };
-        let (key, text) = under(&["upstream_body", "upstream_error", "upstream_response"])
-            .or_else(|| status.and(under(&["body", "responseBody", "response_body"])))?;
+        let (key, text) =
+            under(&Self::NAMED).or_else(|| status.and(under(&Self::BESIDE_STATUS)))?;
         text.trim_start()
             .starts_with('{')
             .then_some(Self { key, text, status })
