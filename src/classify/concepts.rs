@@ -1666,6 +1666,9 @@ const FIELD_REQUIRED: &[&str] = &[
     // "model parameter not found in request, nor in gateway configuration".
     "parameter not found",
     "not found in request",
+    // Bedrock: "The model returned the following errors: Malformed input request: #: required
+    // key [anthropic_version] not found".
+    "required key",
 ];
 
 /// Whether a message speaks of a field the request lacks ("required property 'model' not
@@ -2591,6 +2594,17 @@ const RATE: &[&str] = &[
     "minute",
     "minutes",
     "seconds",
+    // Seconds in fr, es, pt, it, de, ru, tr, vi, id, pl ("Réessayez dans quelques secondes");
+    // not minutes, which a long wait states beside its hours ("en 3 horas 12 minutos").
+    "secondes",
+    "segundos",
+    "secondi",
+    "sekunden",
+    "секунд",
+    "saniye",
+    "giây",
+    "detik",
+    "sekund",
     "requests per",
     "too many requests",
     "concurrent",

@@ -319,6 +319,17 @@ impl Evidence {
     /// `{"error": {...}}`, `{"error": "text"}`, Tencent `{"Response": {"Error": {...}}}`,
     /// OpenAI Responses API `{"response": {"error": {...}}}` (response.failed).
     fn read_error_key(&mut self, map: &Map<String, Value>, depth: usize) {
+        let wrapped = map
+            .get("response")
+            .and_then(|r| r.get("error"))
+            .filter(|e| e.is_object());
+        // An app's own words over the provider's answer it keeps whole (`{"error": "Gemini API
+        // error", "response": {"error": {...}}}`): both are read, the answer's first.
+        if let (Some(Value::String(words)), Some(answer)) = (map.get("error"), wrapped) {
+            self.read_error_envelope(Some(answer), depth);
+            self.push_message(words);
+            return;
+        }
         let envelope = map
             .get("error")
             .or_else(|| map.get("Response").and_then(|r| r.get("Error")))
@@ -332,6 +343,11 @@ impl Evidence {
             })
             // A stream event that wraps its payload: `{"type": ..., "data": {"error": {...}}}`.
             .or_else(|| map.get("data").and_then(|d| d.get("error")));
+        self.read_error_envelope(envelope, depth);
+    }
+
+    /// The error a body holds under one of the keys [`Self::read_error_key`] knows.
+    fn read_error_envelope(&mut self, envelope: Option<&Value>, depth: usize) {
         match envelope {
             // `"error": {}` (a fine-tuning job that succeeded) holds no error, nor `"error":
             // {"code": 0, "message": ""}` beside a completion.

@@ -7719,3 +7719,40 @@ fn an_amount_used_in_full_is_a_stop_and_a_window_used_in_full_is_a_wait() {
         ),
     ]);
 }
+
+#[test]
+fn an_apps_words_over_a_kept_answer_a_missing_key_and_a_wait_of_seconds_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // An app's own words in `error`, Gemini's answer kept whole in `response.error`: a
+        // day's free-tier quota, whatever the app says.
+        (
+            429,
+            r#"{"error":"Gemini API error","response":{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests","quotaId":"GenerateRequestsPerDayPerProjectPerModel-FreeTier","quotaDimensions":{"location":"global","model":"gemini-2.5-flash"},"quotaValue":"250"}]},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"22s"}]}}}"#,
+            QuotaExhausted,
+        ),
+        // Bedrock's validation of the request's own keys names the model as its speaker.
+        (
+            400,
+            r#"{"message":"The model returned the following errors: Malformed input request: #: required key [anthropic_version] not found, please reformat your input and try again."}"#,
+            BadRequest,
+        ),
+        // A limit reached with a wait of seconds, in French and Spanish, is a rate...
+        (
+            429,
+            r#"{"erreur":"Limite de requêtes atteinte. Réessayez dans quelques secondes."}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            r#"{"error":"Límite de solicitudes alcanzado. Inténtalo de nuevo en unos segundos."}"#,
+            RateLimited,
+        ),
+        // ... and a usage limit with a wait of hours and minutes is not.
+        (
+            429,
+            "Has alcanzado tu límite de uso. Mejora tu plan a Pro (https://openai.com/chatgpt/pricing) o vuelve a intentarlo en 3 horas 12 minutos.",
+            QuotaExhausted,
+        ),
+    ]);
+}
