@@ -1202,9 +1202,11 @@ impl Evidence {
     /// Gemini answers 200 with `promptFeedback.blockReason` and no candidates when it blocks
     /// a prompt.
     fn read_blocked_prompt(&mut self, map: &Map<String, Value>, _: usize) {
+        // Also as google-genai's Python SDK dumps its response (`prompt_feedback.block_reason`).
         if let Some(reason) = map
             .get("promptFeedback")
-            .and_then(|f| f.get("blockReason"))
+            .or_else(|| map.get("prompt_feedback"))
+            .and_then(|f| f.get("blockReason").or_else(|| f.get("block_reason")))
             .and_then(Value::as_str)
         {
             let answered = map
@@ -2344,6 +2346,8 @@ fn looks_like_sse(text: &str) -> bool {
 /// reason, an exception, a relay's message.
 const STREAM_MARKERS: &[&str] = &[
     "\"error\"",
+    // Tencent Cloud's `{"Response": {"Error": {...}}}` as a stream's event.
+    "\"Error\"",
     // Cloudflare's envelope (`{"errors": [...], "success": false}`) ending a Workers AI stream.
     "\"errors\"",
     "\"refusal\"",

@@ -1359,6 +1359,10 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
         "location is not supported",
         // "image_url is only supported by certain models": a capability this model lacks.
         "only supported by certain models",
+        // vLLM's "Qwen/Qwen2.5-7B-Instruct is not a multimodal model" (images sent to a text
+        // model).
+        "not a multimodal model",
+        "not a vision model",
         // A local server with nothing loaded (LM Studio, text-generation-webui).
         "no model is loaded",
         "no model loaded",

@@ -7756,3 +7756,39 @@ fn an_apps_words_over_a_kept_answer_a_missing_key_and_a_wait_of_seconds_are_read
         ),
     ]);
 }
+
+#[test]
+fn capabilities_streams_and_waits_of_more_producers() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // vLLM: images sent to a text model.
+        (
+            400,
+            r#"{"error":{"message":"Qwen/Qwen2.5-7B-Instruct is not a multimodal model","type":"BadRequestError","param":null,"code":400}}"#,
+            ModelUnavailable,
+        ),
+        // Tencent Cloud's error envelope as a stream's event.
+        (
+            200,
+            "data: {\"Response\":{\"RequestId\":\"3b5ce9cf\",\"Error\":{\"Code\":\"ResourceInsufficient.ChargeResourceExhaust\",\"Message\":\"计费资源已耗尽。\"}}}\n\n",
+            QuotaExhausted,
+        ),
+        // ChatGPT's model cap with the seconds until it clears: hours are a stop, seconds a wait.
+        (
+            429,
+            r#"{"detail":{"code":"model_cap_exceeded","message":"You have sent too many messages to the model. Please try again later.","clears_in":10214}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"detail":{"code":"model_cap_exceeded","message":"You have sent too many messages to the model. Please try again later.","clears_in":42}}"#,
+            RateLimited,
+        ),
+        // google-genai's Python SDK dump of a blocked prompt.
+        (
+            200,
+            r#"{"sdk_http_response":{"headers":{"content-type":"application/json; charset=UTF-8"}},"candidates":null,"prompt_feedback":{"block_reason":"PROHIBITED_CONTENT"},"usage_metadata":{"prompt_token_count":412}}"#,
+            ContentPolicy,
+        ),
+    ]);
+}

@@ -107,8 +107,9 @@ pub(super) fn object_hints(map: &Map<String, Value>, now: u64) -> Vec<(u8, State
             hints.push((2, hint));
         }
     }
-    // `resets_in_seconds` (OpenAI Codex plans), `reset_seconds` (CLIProxyAPI's cooldowns).
-    for key in ["resets_in_seconds", "reset_seconds"] {
+    // `resets_in_seconds` (OpenAI Codex plans), `reset_seconds` (CLIProxyAPI's cooldowns),
+    // `clears_in` (ChatGPT's `model_cap_exceeded`).
+    for key in ["resets_in_seconds", "reset_seconds", "clears_in"] {
         if let Some(v) = stated(map, key) {
             hints.push((3, json_relative(v, NS_PER_S)));
         }
