@@ -3836,6 +3836,15 @@ pub fn capacity(message: &str) -> Option<String> {
     if has_phrase(message, "bucket") {
         return None;
     }
+    // "You have exhausted your capacity on this model" (Gemini Code Assist): the caller's own
+    // allotment, not the provider's load, unless a load word says so too.
+    if has_phrase(message, "your capacity")
+        && !CAPACITY
+            .iter()
+            .any(|w| *w != "capacity" && has_phrase(message, w))
+    {
+        return None;
+    }
     // Or unavailable for now ("上游服务暂时不可用"): the provider's load, not a model gone.
     if let Some(w) = first(message, CAPACITY).or_else(|| first(message, FOR_NOW)) {
         return Some(format!("concept capacity \"{w}\""));

@@ -7792,3 +7792,28 @@ fn capabilities_streams_and_waits_of_more_producers() {
         ),
     ]);
 }
+
+#[test]
+fn the_callers_own_capacity_is_an_allotment_not_the_providers_load() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Gemini CLI's text for Code Assist's allotment: a wait of hours is a stop...
+        (
+            429,
+            "[API Error: You have exhausted your capacity on this model. Your quota will reset after 14h22m9s.]\nTerminalQuotaError: You have exhausted your capacity on this model. Your quota will reset after 14h22m9s.",
+            QuotaExhausted,
+        ),
+        // ... a wait of seconds a rate limit...
+        (
+            429,
+            "You have exhausted your capacity on this model. Your quota will reset after 51s.",
+            RateLimited,
+        ),
+        // ... and the provider's capacity stays its load.
+        (
+            429,
+            r#"{"error":{"message":"Selected model is at capacity. Please try a different model."}}"#,
+            Overloaded,
+        ),
+    ]);
+}
