@@ -2648,11 +2648,7 @@ fn used_in(messages: &[String], family: &[&str], used: &[&str], name: &str) -> O
     // "Maximum content size limit (26214400) exceeded (26843611 bytes read)": a body's size.
     const SIZE_LIMIT: &[&str] = &["size limit", "bytes"];
     let rate = |m: &String| {
-        short_window(m)
-            || timed_window_in(m)
-            || first(m, RATE).is_some()
-            || first(m, CONCURRENT).is_some()
-            || first(m, SIZE_LIMIT).is_some()
+        speaks_of_rate(m) || first(m, CONCURRENT).is_some() || first(m, SIZE_LIMIT).is_some()
     };
     if messages.iter().any(rate) {
         return None;
@@ -2660,6 +2656,11 @@ fn used_in(messages: &[String], family: &[&str], used: &[&str], name: &str) -> O
     messages
         .iter()
         .find_map(|m| named_pair(m, family, used, name))
+}
+
+/// Whether a message speaks of a rate or a short window (stated in words or with its number).
+fn speaks_of_rate(message: &str) -> bool {
+    short_window(message) || timed_window_in(message) || first(message, RATE).is_some()
 }
 
 /// What an account is granted, not a bound on a field ("quota", not "limit").
@@ -2769,8 +2770,7 @@ fn used_in_full(messages: &[String]) -> Option<String> {
         })
     };
     // The windows are looked for only once an amount used in full is there.
-    let rate = |m: &String| short_window(m) || timed_window_in(m) || first(m, RATE).is_some();
-    (messages.iter().any(in_full) && !messages.iter().any(rate))
+    (messages.iter().any(in_full) && !messages.iter().any(|m| speaks_of_rate(m)))
         .then(|| "concept used in full".to_owned())
 }
 

@@ -516,26 +516,15 @@ impl Evidence {
     /// levels down.
     fn read_nested_answer(&mut self, map: &Map<String, Value>, depth: usize) {
         if let Some(Value::Object(error)) = map.get("error") {
-            self.read_nested_in(error, depth, None);
+            self.read_nested_in(error, depth, false);
         }
-        // The strings this object's other readers already looked into are not read twice (the
-        // passed-on body is looked for only when a string under one of its keys could be one).
-        let read_elsewhere = |key: &str| {
-            EMBEDDING_FIELDS.contains(&key)
-                || (PassedOn::KEYS.contains(&key)
-                    && PassedOn::find(map).is_some_and(|p| p.key == key))
-        };
-        self.read_nested_in(map, depth, Some(&read_elsewhere));
+        self.read_nested_in(map, depth, true);
     }
 
-    /// [`Self::read_nested_answer`] on one object's own keys; strings under keys
-    /// `read_elsewhere` names are left alone.
-    fn read_nested_in(
-        &mut self,
-        map: &Map<String, Value>,
-        depth: usize,
-        read_elsewhere: Option<&dyn Fn(&str) -> bool>,
-    ) {
+    /// [`Self::read_nested_answer`] on one object's own keys. When `others_read` (the object's
+    /// own readers ran on it), the strings they already looked into ([`read_by_others`]) are
+    /// not read twice.
+    fn read_nested_in(&mut self, map: &Map<String, Value>, depth: usize, others_read: bool) {
         const KNOWN: &[&str] = &[
             "error",
             "errors",
@@ -594,13 +583,13 @@ impl Evidence {
                             self.has_error_envelope = true;
                             self.read_object(inner, depth + 1);
                         }
-                        _ => self.read_nested_in(inner, depth + 1, None),
+                        _ => self.read_nested_in(inner, depth + 1, false),
                     }
                 }
                 Value::String(text)
                     if text.contains('{')
                         && text.contains("rror")
-                        && !read_elsewhere.is_some_and(|read| read(key)) =>
+                        && !(others_read && read_by_others(map, key)) =>
                 {
                     self.read_embedded_answer(text, depth);
                 }
@@ -1767,14 +1756,11 @@ impl<'a> PassedOn<'a> {
     /// The keys it is passed on under: named for it, or beside a status.
     const NAMED: [&'static str; 3] = ["upstream_body", "upstream_error", "upstream_response"];
     const BESIDE_STATUS: [&'static str; 3] = ["body", "responseBody", "response_body"];
-    const KEYS: [&'static str; 6] = [
-        Self::NAMED[0],
-        Self::NAMED[1],
-        Self::NAMED[2],
-        Self::BESIDE_STATUS[0],
-        Self::BESIDE_STATUS[1],
-        Self::BESIDE_STATUS[2],
-    ];
+
+    /// Whether a body could be passed on under `key`.
+    fn may_be_under(key: &str) -> bool {
+        Self::NAMED.contains(&key) || Self::BESIDE_STATUS.contains(&key)
+    }
 
     fn find(map: &'a Map<String, Value>) -> Option<Self> {
         let status = map
@@ -1791,6 +1777,14 @@ impl<'a> PassedOn<'a> {
             .starts_with('{')
             .then_some(Self { key, text, status })
     }
+}
+
+/// Whether the string under `key` is one `map`'s own readers already looked into for an
+/// embedded body: a field of [`EMBEDDING_FIELDS`] or the body a proxy passes on (looked for
+/// only when `key` could hold it).
+fn read_by_others(map: &Map<String, Value>, key: &str) -> bool {
+    EMBEDDING_FIELDS.contains(&key)
+        || (PassedOn::may_be_under(key) && PassedOn::find(map).is_some_and(|p| p.key == key))
 }
 
 /// The HTTP status an object states of itself (`status`, `status_code` or `statusCode`).
