@@ -1848,7 +1848,7 @@ pub fn reset_date_in(message: &str) -> Option<String> {
         word_offsets(message, word).find_map(|at| {
             let rest = message.get(at + word.len()..)?.trim_start();
             let rest = rest.strip_prefix("on ").unwrap_or(rest);
-            if let Some(date) = iso_day(rest) {
+            if let Some(date) = iso_day(rest).or_else(|| slash_day(rest)) {
                 return Some(format!("{date} reset"));
             }
             let month = MONTHS.iter().find(|m| rest.starts_with(*m))?;
@@ -1883,6 +1883,35 @@ fn iso_day(text: &str) -> Option<&str> {
             .get(..3)
             .is_some_and(|t| t.as_bytes().get(2) == Some(&b':'));
     (shaped && !clock).then_some(date)
+}
+
+/// A calendar day written with slashes and a four-digit year at the start of `text`
+/// ("06/28/2026", "2/3/2026"), with no clock time after it.
+fn slash_day(text: &str) -> Option<&str> {
+    let mut end = 0;
+    for (i, max) in [2, 2, 4].into_iter().enumerate() {
+        let part = text.get(end..)?;
+        let digits = part.bytes().take_while(u8::is_ascii_digit).count();
+        let fits = if i == 2 {
+            digits == 4
+        } else {
+            (1..=max).contains(&digits)
+        };
+        if !fits {
+            return None;
+        }
+        end += digits;
+        if i < 2 {
+            text.get(end..)?.strip_prefix('/')?;
+            end += 1;
+        }
+    }
+    let after = text.get(end..).unwrap_or_default();
+    let clock = after
+        .trim_start_matches([' ', ','])
+        .get(..3)
+        .is_some_and(|t| t.as_bytes().get(2) == Some(&b':') || t.as_bytes().get(1) == Some(&b':'));
+    (!clock).then(|| text.get(..end)).flatten()
 }
 
 /// A model's age: retired, or about to be.
@@ -2726,6 +2755,11 @@ const GRANT: &[&str] = &[
     // A quota in Hebrew, construct state.
     "מכסת",
 ];
+
+/// The first word of a grant ("quota", "usage limit", "额度") in some message.
+pub fn grant_named_in(messages: &[String]) -> Option<&'static str> {
+    messages.iter().find_map(|m| first(m, GRANT))
+}
 
 /// A grant used up ("This request exceeds your quota of 10000", "Out of call volume quota"),
 /// when no message speaks of a rate or a short window: what beats a weak signal (a 401/403

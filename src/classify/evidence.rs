@@ -16,6 +16,7 @@
 
 use super::concepts;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 /// Longest message kept (bytes); error messages are short, HTML pages are not.
 const MAX_MESSAGE: usize = 2048;
@@ -158,10 +159,12 @@ impl Evidence {
         self.plain_line = depth == 0 && trimmed.len() <= PLAIN_LINE_MAX && !trimmed.contains('\n');
         // An exception's text with the body it got (`anthropic.NotFoundError: Error code: 404 -
         // {'type': 'error', ...}`): the body's codes first, as in a message field.
-        if depth < MAX_NESTING {
-            self.read_embedded(trimmed, depth);
-        }
-        self.push_message(trimmed);
+        let words = if depth < MAX_NESTING {
+            self.read_embedded(trimmed, depth)
+        } else {
+            Cow::Borrowed(trimmed)
+        };
+        self.push_message(&words);
     }
 
     /// Reads a body that is one JSON value and keeps it (its first element, for an array) as the
@@ -364,6 +367,10 @@ impl Evidence {
                     _ => {}
                 }
                 self.read_error_object(error, depth);
+            }
+            Some(Value::String(name)) if is_enum_name(name) => {
+                self.has_error_envelope = true;
+                self.push_code("error", name.clone());
             }
             Some(Value::String(message)) if !message.is_empty() => {
                 self.has_error_envelope = true;
@@ -1240,10 +1247,12 @@ impl Evidence {
         // A wrapper's own words are generic (`api_error`, "Provider returned error"): the body
         // it embeds in a message (JSON, or an SDK's Python repr, often after "Error from
         // provider(429): ") is read first, so that its codes outrank the wrapper's.
+        // The words of each without the body they embed, read below as their messages.
+        let mut own_words: [Option<Cow<str>>; 2] = [None, None];
         if depth < MAX_NESTING {
-            for field in ["message", "detail"] {
+            for (field, words) in ["message", "detail"].into_iter().zip(&mut own_words) {
                 if let Some(Value::String(text)) = error.get(field) {
-                    self.read_embedded(text, depth);
+                    *words = Some(self.read_embedded(text, depth));
                 }
             }
         }
@@ -1290,8 +1299,18 @@ impl Evidence {
             "error",
         ] {
             match error.get(field) {
+                // An enum's name in `error` (Cursor's `"error": "ERROR_RATE_LIMITED_CHANGEABLE"`
+                // over "You've hit your usage limit"): a code, whose words are no message.
+                Some(Value::String(name)) if field == "error" && is_enum_name(name) => {
+                    self.push_code("error.error", name.clone());
+                }
                 Some(Value::String(message)) => {
-                    self.push_message(message);
+                    let words = match field {
+                        "message" => own_words[0].take(),
+                        "detail" => own_words[1].take(),
+                        _ => None,
+                    };
+                    self.push_message(words.as_deref().unwrap_or(message));
                     if let Some(code) = leading_code(message) {
                         self.push_code("message.code", code.to_owned());
                     }
@@ -1400,29 +1419,44 @@ impl Evidence {
     /// A text that is the error and may carry the upstream's body: the body is read first, so
     /// that its codes outrank the text's, then the text.
     fn read_text(&mut self, text: &str, depth: usize) {
-        if depth < MAX_NESTING {
-            self.read_embedded(text, depth);
-        }
-        self.push_message(text);
+        let words = if depth < MAX_NESTING {
+            self.read_embedded(text, depth)
+        } else {
+            Cow::Borrowed(text)
+        };
+        self.push_message(&words);
     }
 
     /// Reads an error body embedded in a message: Vertex's Anthropic JSON, a relay's
     /// `Error from provider(429): {...}` (a stack trace may follow), an SDK's
     /// `Error code: 429 - {'error': {...}}`. A status in the words before it counts as the
     /// inner status unless the embedded body states its own.
-    fn read_embedded(&mut self, text: &str, depth: usize) {
+    ///
+    /// Returns the text's own words: the text without the body when the body said something
+    /// (its words are messages already; read again in the wrapper's text, its
+    /// `rate_limit_error` would speak of a rate over its own "usage limit reached"), else the
+    /// whole text.
+    fn read_embedded<'t>(&mut self, text: &'t str, depth: usize) -> Cow<'t, str> {
         let Some(start) = text.find('{') else {
-            return;
+            return Cow::Borrowed(text);
         };
         let (before, body) = text.split_at(start);
         let value =
             first_json_object(body).or_else(|| first_json_object(&python_repr_as_json(body)));
         let Some(Value::Object(inner)) = value else {
-            return;
+            return Cow::Borrowed(text);
         };
+        let read = (self.messages.len(), self.codes.len());
         self.read_object(&inner, depth + 1);
         if self.inner_status.is_none() {
             self.inner_status = status_in_words(before);
+        }
+        let said = (self.messages.len(), self.codes.len()) != read;
+        match object_end(body).and_then(|end| body.get(end..)) {
+            Some(after) if said && after.trim().is_empty() => Cow::Borrowed(before),
+            // A sentence's end where the body was: words on either side are not near.
+            Some(after) if said => Cow::Owned(format!("{before}. {after}")),
+            _ => Cow::Borrowed(text),
         }
     }
 
@@ -2069,6 +2103,16 @@ fn leading_code(message: &str) -> Option<&str> {
     codelike.then_some(head)
 }
 
+/// An enum variant's name in upper snake case (`ERROR_USAGE_LIMIT_EXCEEDED`, `RATE_LIMITED`).
+fn is_enum_name(text: &str) -> bool {
+    (6..=64).contains(&text.len())
+        && text.contains('_')
+        && text.bytes().next().is_some_and(|b| b.is_ascii_uppercase())
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+}
+
 /// An HTTP error status stated as a number (`429`, `"503"`).
 fn http_status(value: &Value) -> Option<u16> {
     let n = match value {
@@ -2264,6 +2308,32 @@ fn first_json_object(text: &str) -> Option<Value> {
     value.is_object().then_some(value)
 }
 
+/// Where the object that `text` starts with ends (after its `}`), by its braces outside
+/// strings quoted either way (JSON or a Python repr).
+fn object_end(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut quote: Option<u8> = None;
+    let mut escaped = false;
+    for (i, b) in text.bytes().enumerate() {
+        match (quote, b) {
+            (Some(_), _) if escaped => escaped = false,
+            (Some(_), b'\\') => escaped = true,
+            (Some(q), b) if b == q => quote = None,
+            (Some(_), _) => {}
+            (None, b'"' | b'\'') => quote = Some(b),
+            (None, b'{') => depth += 1,
+            (None, b'}') => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            (None, _) => {}
+        }
+    }
+    None
+}
+
 /// An SDK's Python repr of a body (`{'error': {'code': '1113', 'message': 'x'}}`) as JSON.
 /// Python quotes a string that holds `'` with `"` (`"Invalid 'messages[2].content'"`): both
 /// quotings are read, and a `"` inside a `'`-quoted string is escaped.
@@ -2287,6 +2357,8 @@ fn python_repr_as_json(repr: &str) -> String {
                 quote = None;
             }
             (Some('\''), '"') => out.push_str("\\\""),
+            // A line break printed as itself (a log that unescaped the repr's `\n`).
+            (Some(_), '\n') => out.push_str("\\n"),
             (Some(_), c) => out.push(c),
             (None, '\'' | '"') => {
                 out.push('"');

@@ -1531,6 +1531,9 @@ const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
     ("payment_required", ErrorClass::QuotaExhausted),
     ("arrearage", ErrorClass::QuotaExhausted),
     ("servicequotaexceededexception", ErrorClass::QuotaExhausted),
+    // Azure's management plane: a deployment asks for more of a quota (even one counted per
+    // minute) than the subscription has left; only a quota increase helps.
+    ("insufficientquota", ErrorClass::QuotaExhausted),
     (
         "failedoperation.resourcepackexhausted",
         ErrorClass::QuotaExhausted,
@@ -1997,7 +2000,10 @@ fn google_resource_exhausted(evidence: &Evidence, now_unix_ms: u64) -> Decision 
     if let Some(p) = phrase_in(evidence, &["per minute", "per_minute", "per second"]) {
         return (ErrorClass::RateLimited, format!("RESOURCE_EXHAUSTED, {p}"));
     }
-    if let Some(p) = phrase_in(evidence, &["exceeded your current quota"]) {
+    if let Some(p) = phrase_in(
+        evidence,
+        &["exceeded your current quota", "exceeded its current quota"],
+    ) {
         return (
             ErrorClass::QuotaExhausted,
             format!("RESOURCE_EXHAUSTED, {p}"),
@@ -2016,6 +2022,12 @@ fn google_resource_exhausted(evidence: &Evidence, now_unix_ms: u64) -> Decision 
     // "insufficient capacity in the shared pool": the provider's, said in other words.
     if let Some(c) = concepts::capacity_in(&evidence.messages) {
         return (ErrorClass::Overloaded, format!("RESOURCE_EXHAUSTED, {c}"));
+    }
+    // Connect's `resource_exhausted` over a plan's words (Cursor's "You've hit your usage
+    // limit ... Your usage limits will reset on 06/28/2026").
+    if long_window_stated(evidence) {
+        let reason = "RESOURCE_EXHAUSTED, a long window".to_owned();
+        return (ErrorClass::QuotaExhausted, reason);
     }
     (ErrorClass::RateLimited, "status=RESOURCE_EXHAUSTED".into())
 }
@@ -2752,6 +2764,18 @@ fn adjust_quota_window(
         {
             return (ErrorClass::QuotaExhausted, format!("{reason}, {p}"));
         }
+        // "You've hit your usage limit ... try again in 4 days 2 hours" inside a wrapper's 500:
+        // a provider's load never asks for hours, a grant does.
+        let overloaded = class == ErrorClass::Overloaded;
+        if let Some(ms) = wait_ms.filter(|ms| overloaded && *ms >= HOUR_MS) {
+            let limit = || matched_phrase(evidence, &["limit"]);
+            if let Some(g) = concepts::grant_named_in(&evidence.messages).or_else(limit) {
+                return (
+                    ErrorClass::QuotaExhausted,
+                    format!("{reason}, \"{g}\" with a wait of {} s", ms / 1000),
+                );
+            }
+        }
         // An allowance used up, with no wait and no rate window stated: reading a quota stop as
         // a rate limit or an overload re-sends to a model that cannot answer (the costliest
         // mistake); the opposite mistake only moves this request along its chain. (Google's
@@ -2904,6 +2928,9 @@ const LONG_WINDOW: &[&str] = &[
     "monthly",
     "billing cycle",
     "billing period",
+    "calendar day",
+    "calendar week",
+    "calendar month",
     // "limited to 1000 API calls / month".
     "/ day",
     "/day",
@@ -3112,6 +3139,18 @@ const LONG_WINDOW: &[&str] = &[
     "در ماه",
     "החודש",
     "היומית",
+    // Windows of a day or a month in da, no, fi, ta ("Dagsgrænsen ... er nået", "Kvoten for
+    // denne måneden", "Päivittäinen kiintiösi").
+    "dagsgrænse",
+    "daglige",
+    "dagligt",
+    "månedlig",
+    "denne måned",
+    "päivittäi",
+    "kuukausi",
+    "kuukauden",
+    "kuukausittai",
+    "மாதத்திற்கான",
     // A day-level limit in Chinese ("日级流控超限").
     "日级",
     "日級",

@@ -7817,3 +7817,96 @@ fn the_callers_own_capacity_is_an_allotment_not_the_providers_load() {
         ),
     ]);
 }
+
+/// Rules of the eighth session, from blind probe files 142-170.
+#[test]
+fn stops_in_wrappers_enums_and_more_languages_are_read_for_what_they_say() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Codex's usage limit inside a wrapper's 500: a wait of days beside a grant is a stop...
+        (
+            500,
+            r#"{"error": "codex: {\"type\":\"error\",\"message\":\"You've hit your usage limit. Upgrade to Pro or try again in 4 days 2 hours 17 minutes.\"}"}"#,
+            QuotaExhausted,
+        ),
+        // ... as is a relay's pool whose accounts all wait days on their usage limits...
+        (
+            500,
+            r#"{"error": {"message": "all accounts are cooling down: usage_limit_reached (earliest reset in 71h42m)", "type": "new_api_error", "code": "no_available_account"}}"#,
+            QuotaExhausted,
+        ),
+        // ... while an overload that asks for minutes stays one.
+        (
+            503,
+            r#"{"error": {"message": "The engine is currently overloaded, please try again in 2 minutes."}}"#,
+            Overloaded,
+        ),
+        // Azure's management plane: a quota counted per minute that the subscription lacks.
+        (
+            400,
+            r#"{"error": {"code": "InsufficientQuota", "message": "This operation require 150 new capacity in quota Tokens Per Minute (thousands) - gpt-4o - GlobalStandard, which is bigger than the current available capacity 30."}}"#,
+            QuotaExhausted,
+        ),
+        // Windows of a day or a month in Danish, Norwegian, Finnish and Tamil; a calendar month.
+        (
+            429,
+            r#"{"fejl":{"kode":"dagsgrænse","besked":"Dagsgrænsen på 250 anmodninger for gratisplanen er nået."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"feil":"Kvoten for denne måneden er brukt opp."}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"virhe":{"viesti":"Päivittäinen kiintiösi (500 pyyntöä) on käytetty."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"status":"failure","message":"இந்த மாதத்திற்கான உங்கள் டோக்கன் ஒதுக்கீடு முழுவதும் பயன்படுத்தப்பட்டது."}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"status": 429, "title": "Quota exceeded", "detail": "The free tier allows 1,000 requests per calendar month. Quota resets 2027-01-01T00:00:00Z."}"#,
+            QuotaExhausted,
+        ),
+        // "This model" in Tamil is no month.
+        (
+            400,
+            r#"{"status":"failure","message":"உள்ளீடு மிக நீளமானது: 9,410 டோக்கன்கள்; இந்த மாதிரியின் அதிகபட்ச சூழல் வரம்பு 8,192 டோக்கன்கள்.","code":400}"#,
+            ContextOverflow,
+        ),
+        // An SDK's text around Anthropic's body: the body's `rate_limit_error` is its type, not
+        // words that speak of a rate over its "usage limit reached".
+        (
+            429,
+            "anthropic.RateLimitError: Error code: 429 - {'type': 'error', 'error': {'type': 'rate_limit_error', 'message': 'Claude AI usage limit reached|1797200070'}}",
+            QuotaExhausted,
+        ),
+        // Cursor's enum in `error` is a code; its title and reset date speak.
+        (
+            429,
+            r#"{"error": "ERROR_RATE_LIMITED_CHANGEABLE", "details": {"title": "You've hit your usage limit", "detail": "Switch to Auto for more requests or set a Spend Limit. Your usage limits will reset when your monthly cycle ends on 2/3/2026.", "isRetryable": false}}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"<frame flags=0x02>{"error":{"code":"resource_exhausted","message":"Error","details":[{"type":"aiserver.v1.ErrorDetails","debug":{"error":"ERROR_RATE_LIMITED_CHANGEABLE","details":{"title":"You've hit your usage limit","detail":"Get Cursor Pro+ for more Agent usage. Your usage limits will reset on 06/28/2026.","isRetryable":false}}}]}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"code":"resource_exhausted","message":"Error","details":[{"type":"aiserver.v1.ErrorDetails","debug":{"error":"ERROR_OPENAI_ACCOUNT_LIMIT_EXCEEDED","details":{"title":"OpenAI account limit","detail":"The OpenAI API key you provided has exceeded its current quota. Check the plan and billing details of that OpenAI account.","isRetryable":false}}}]}}"#,
+            QuotaExhausted,
+        ),
+        // The same enum over a wait of a minute stays a rate limit.
+        (
+            429,
+            r#"{"error":{"code":"resource_exhausted","message":"Error","details":[{"type":"aiserver.v1.ErrorDetails","debug":{"error":"ERROR_RATE_LIMITED_CHANGEABLE","details":{"title":"Rate limited","detail":"You're sending requests too fast for gpt-5-high. Wait about a minute, or switch models.","isRetryable":true}}}]}}"#,
+            RateLimited,
+        ),
+    ]);
+}
