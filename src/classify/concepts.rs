@@ -136,6 +136,17 @@ const BILLING: &[&str] = &[
     // Credit (nl), balance (ar).
     "tegoed",
     "رصيد",
+    // A prepaid pack of tokens (es, pt, de, ja), a balance and a wallet (fa).
+    "token pack",
+    "token package",
+    "prepago",
+    "pré-pago",
+    "token-paket",
+    "paquete de tokens",
+    "pacote de tokens",
+    "トークンパック",
+    "موجودی",
+    "کیف پول",
 ];
 
 /// Running out.
@@ -2580,6 +2591,12 @@ const USED_UP: &[&str] = &[
     "iskorišćen",
     "iskorišten",
     "porabljen",
+    // Ran out in pt, es, kk, uz.
+    "acabou",
+    "agotó",
+    "esgotou",
+    "таусыл",
+    "tugadi",
 ];
 
 /// Words of a rate: "Rate limit reached for requests" is a rate limit, however it is worded.
@@ -3564,6 +3581,12 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
             "allowance",
             "tokensexhausted",
             "tokenexhausted",
+            // A prepaid pack; a subscription in pt, es, fr and de.
+            "prepaid",
+            "tokenpack",
+            "assinatura",
+            "suscripcion",
+            "abonnement",
         ],
         ErrorClass::QuotaExhausted,
     ),
@@ -3641,7 +3664,14 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
     // A time that ran out is more specific than what it waited for (`queue_wait_timeout`).
     (&["timeout", "timedout", "deadline"], ErrorClass::Timeout),
     (
-        &["overload", "capacity", "busy", "queue"],
+        &[
+            "overload",
+            "capacity",
+            "busy",
+            "queue",
+            "sobrecarg",
+            "uberlast",
+        ],
         ErrorClass::Overloaded,
     ),
     (
@@ -3814,6 +3844,15 @@ pub fn code_class(code: &str, short_window: bool) -> Option<(ErrorClass, &'stati
     let names_model = contains("model");
     // `InvalidContentFilterPolicy`: a setting of the request that is wrong, not a refusal.
     let invalid_setting = squashed.starts_with("invalid");
+    // Words that hold a quota word but are not one: French `service_surcharge` (overload),
+    // Azure's `InvalidSubscriptionKey` (an API key).
+    const NOT_QUOTA: &[(&str, ErrorClass)] = &[
+        ("surcharg", ErrorClass::Overloaded),
+        ("subscriptionkey", ErrorClass::Auth),
+    ];
+    if let Some((w, class)) = NOT_QUOTA.iter().find(|(w, _)| contains(w)) {
+        return Some((*class, *w));
+    }
     let families = CODE_FAMILIES
         .iter()
         .filter(|(_, class)| !(short_window && *class == ErrorClass::QuotaExhausted));

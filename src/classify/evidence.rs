@@ -298,7 +298,8 @@ impl Evidence {
                     self.read_json(item, depth);
                 }
             }
-            Value::String(s) => self.push_message(s),
+            // A body encoded twice (`"{\"error\": ...}"`): the body inside is read.
+            Value::String(s) => self.read_text(s, depth),
             Value::Object(map) => self.read_object(map, depth),
             _ => {}
         }
@@ -719,6 +720,77 @@ impl Evidence {
                 self.push_code("Code", code);
                 self.push_message(text);
             }
+        }
+    }
+
+    /// Azure Resource Manager's inner errors, under a generic outer one (`{"code":
+    /// "InvalidTemplateDeployment", "message": "... See inner errors for details.", "details":
+    /// [{"code": "InsufficientQuota", "message": "..."}]}`): each code and message.
+    fn read_inner_error(&mut self, detail: &Value) {
+        if let (Some(code), Some(Value::String(message))) = (
+            detail.get("code").and_then(Value::as_str),
+            detail.get("message"),
+        ) {
+            self.push_code("error.details.code", code.to_owned());
+            self.push_message(message);
+        }
+    }
+
+    /// ARM's envelope without an `error` key: its inner errors.
+    fn read_arm_details(&mut self, map: &Map<String, Value>, _: usize) {
+        if !(map.contains_key("code") && map.contains_key("message")) {
+            return;
+        }
+        if let Some(Value::Array(details)) = map.get("details") {
+            for detail in details.iter().take(MAX_ITEMS) {
+                self.read_inner_error(detail);
+            }
+        }
+    }
+
+    /// An error envelope whose keys are in another language (`{"success": false, "錯誤":
+    /// {"代碼": "TOO_MANY_REQUESTS", "訊息": "..."}}`, `{"basari": false, "hata": {"kod": ...,
+    /// "mesaj": ...}}`): the error object under a local word for "error", and the codes under a
+    /// local word for "code" beside a failure flag. (Their sentences are read by
+    /// `classify::evidence_of` when nothing else spoke.)
+    fn read_local_envelope(&mut self, map: &Map<String, Value>, depth: usize) {
+        // Whether the fields held a code or a message in local words.
+        let read = |evidence: &mut Self, fields: &Map<String, Value>| {
+            let mut found = false;
+            for key in LOCAL_CODE_KEYS {
+                if let Some(code) = fields.get(*key).and_then(code_text) {
+                    evidence.push_code("code", code);
+                    found = true;
+                }
+            }
+            for key in LOCAL_MESSAGE_KEYS {
+                if let Some(Value::String(text)) = fields.get(*key) {
+                    evidence.read_text(text, depth);
+                    found = true;
+                }
+            }
+            found
+        };
+        for key in LOCAL_ERROR_KEYS {
+            match map.get(*key) {
+                Some(Value::Object(error)) if !holds_nothing(error) => {
+                    self.has_error_envelope = true;
+                    read(self, error);
+                }
+                // `{"erreur": "service_surcharge", "message": "..."}`: a code.
+                Some(Value::String(text)) if is_code_word(text) => {
+                    self.has_error_envelope = true;
+                    self.push_code("code", text.clone());
+                }
+                Some(Value::String(text)) if !text.trim().is_empty() => {
+                    self.has_error_envelope = true;
+                    self.read_text(text, depth);
+                }
+                _ => {}
+            }
+        }
+        if says_failed(map) && read(self, map) {
+            self.has_error_envelope = true;
         }
     }
 
@@ -1383,6 +1455,7 @@ impl Evidence {
                 if let Some(Value::String(message)) = detail.get("msg") {
                     self.push_message(message);
                 }
+                self.read_inner_error(detail);
                 // ErrorInfo's quota metadata (`"quota_limit":
                 // "GenerateContentRequestsPerMinutePerProjectPerRegion", "quota_limit_value":
                 // "0"`), as QuotaFailure's violations (`quotaId`, `quotaValue`).
@@ -1437,6 +1510,12 @@ impl Evidence {
     /// `rate_limit_error` would speak of a rate over its own "usage limit reached"), else the
     /// whole text.
     fn read_embedded<'t>(&mut self, text: &'t str, depth: usize) -> Cow<'t, str> {
+        // A body encoded once more, as a JSON string (`"\"{\\\"error\\\": ...}\""`).
+        if text.starts_with('"') {
+            if let Ok(Value::String(inner)) = serde_json::from_str::<Value>(text) {
+                return Cow::Owned(self.read_embedded(&inner, depth).into_owned());
+            }
+        }
         let Some(start) = text.find('{') else {
             return Cow::Borrowed(text);
         };
@@ -1647,7 +1726,8 @@ fn says_failed(map: &Map<String, Value>) -> bool {
     let flag = |key: &str, failed: bool| map.get(key).and_then(Value::as_bool) == Some(failed);
     let word = |key: &str| {
         map.get(key).and_then(Value::as_str).is_some_and(|s| {
-            ["error", "fail", "failed", "failure"]
+            // And in other words: Japanese systems' `NG`, Indonesian `gagal`.
+            ["error", "fail", "failed", "failure", "ng", "gagal", "失败", "失敗"]
                 .iter()
                 .any(|w| s.eq_ignore_ascii_case(w))
                 // A status that names what failed: `SENSITIVE_WORD_ERROR`,
@@ -1667,6 +1747,7 @@ fn says_failed(map: &Map<String, Value>) -> bool {
         "thanh_cong",
         "sukses",
         "berhasil",
+        "basari",
         "basarili",
         "başarılı",
         "erfolg",
@@ -1735,6 +1816,72 @@ fn holds_nothing(error: &Map<String, Value>) -> bool {
 /// A reader of one shape of envelope or field, given the object and its nesting depth.
 type Reader = fn(&mut Evidence, &Map<String, Value>, usize);
 
+/// "Error" as envelopes in other languages name it (pt, es, de, tr, id, fi, da, no, pl, cs, fr,
+/// it, nl, ru, ar, zh, ja, ko, vi).
+const LOCAL_ERROR_KEYS: &[&str] = &[
+    "erro",
+    "fehler",
+    "hata",
+    "kesalahan",
+    "virhe",
+    "fejl",
+    "feil",
+    "błąd",
+    "chyba",
+    "erreur",
+    "errore",
+    "fout",
+    "ошибка",
+    "خطأ",
+    "错误",
+    "錯誤",
+    "エラー",
+    "오류",
+    "loi",
+];
+
+/// "Code" in those languages.
+const LOCAL_CODE_KEYS: &[&str] = &[
+    "codigo",
+    "código",
+    "kod",
+    "kode",
+    "koodi",
+    "kodas",
+    "код",
+    "رمز",
+    "代码",
+    "代碼",
+    "コード",
+    "코드",
+    "ma_loi",
+];
+
+/// "Message" in those languages.
+const LOCAL_MESSAGE_KEYS: &[&str] = &[
+    "mensagem",
+    "mensaje",
+    "meldung",
+    "nachricht",
+    "mesaj",
+    "pesan",
+    "viesti",
+    "besked",
+    "melding",
+    "komunikat",
+    "zpráva",
+    "messaggio",
+    "bericht",
+    "сообщение",
+    "رسالة",
+    "消息",
+    "信息",
+    "訊息",
+    "メッセージ",
+    "메시지",
+    "thong_bao",
+];
+
 /// Error envelopes, each a provider's or a family's, read in this order (the first code and
 /// the first inner status read win).
 const ENVELOPES: &[Reader] = &[
@@ -1754,6 +1901,8 @@ const ENVELOPES: &[Reader] = &[
     Evidence::read_failed_batch,
     Evidence::read_cloud_api_error,
     Evidence::read_fault,
+    Evidence::read_local_envelope,
+    Evidence::read_arm_details,
     Evidence::read_error_text,
     Evidence::read_flagged_result,
     Evidence::read_agent_result,
@@ -2111,6 +2260,13 @@ fn is_enum_name(text: &str) -> bool {
         && text
             .bytes()
             .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// One word of letters, digits and `_`, with a `_` (`service_surcharge`, `KOTA_ASILDI`).
+fn is_code_word(text: &str) -> bool {
+    (3..=64).contains(&text.len())
+        && text.contains('_')
+        && text.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 /// An HTTP error status stated as a number (`429`, `"503"`).

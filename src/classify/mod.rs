@@ -3151,6 +3151,10 @@ const LONG_WINDOW: &[&str] = &[
     "kuukauden",
     "kuukausittai",
     "மாதத்திற்கான",
+    // Daily and monthly in uz and kk.
+    "kunlik",
+    "oylik",
+    "айлық",
     // A day-level limit in Chinese ("日级流控超限").
     "日级",
     "日級",

@@ -7910,3 +7910,102 @@ fn stops_in_wrappers_enums_and_more_languages_are_read_for_what_they_say() {
         ),
     ]);
 }
+
+/// Envelopes whose keys are in another language: the error under a local word for "error",
+/// its code under a local word for "code", a failure said as `NG` or `gagal`.
+#[test]
+fn envelopes_in_local_words_are_read_by_their_codes_and_messages() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            200,
+            r#"{"success": false, "錯誤": {"代碼": "TOO_MANY_REQUESTS", "訊息": "請求次數過多，請於 10 秒後再試。"}}"#,
+            RateLimited,
+        ),
+        (
+            200,
+            r#"{"success": false, "오류": {"코드": "INVALID_PARAM", "메시지": "'topP' 값은 0보다 크고 1 이하이어야 합니다."}}"#,
+            BadRequest,
+        ),
+        (
+            200,
+            r#"{"result": "NG", "エラー": {"コード": "E504", "メッセージ": "モデルからの応答がタイムアウトしました（120秒）。"}}"#,
+            Timeout,
+        ),
+        (
+            200,
+            r#"{"basari": false, "hata": {"kod": "KOTA_ASILDI", "mesaj": "Aylık yapay zekâ kotanız doldu (500.000 / 500.000 token). Kota ayın 1'inde yenilenir veya paketinizi yükseltin."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"status": "gagal", "pesan": "Server model sedang sibuk, silakan coba beberapa saat lagi."}"#,
+            Overloaded,
+        ),
+        // An upstream's body inside the local message is read.
+        (
+            500,
+            r#"{"erro":{"codigo":"ERRO_PROVEDOR","mensagem":"O provedor retornou erro 429: {\"detail\":\"Limite de requisições por minuto excedido. Tente novamente em 10 segundos.\"}"}}"#,
+            RateLimited,
+        ),
+        // A local code word: French "surcharge" is an overload, not a charge.
+        (
+            503,
+            r#"{"erreur":"service_surcharge","message":"Le modèle est actuellement surchargé. Veuillez réessayer plus tard."}"#,
+            Overloaded,
+        ),
+        // A success flagged `"error": true` whose text holds no local words stays a success
+        // of the stream (LibreChat's token balance event).
+        (
+            200,
+            r#"data: {"final":true,"error":true,"text":"{\"type\":\"token_balance\",\"balance\":412,\"tokenCost\":18240,\"generations\":[]}"}"#,
+            Ok,
+        ),
+    ]);
+}
+
+/// Azure Resource Manager's inner errors, stops named by a pack or a subscription, and a body
+/// encoded once more as a string.
+#[test]
+fn inner_errors_packs_and_bodies_encoded_twice_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            400,
+            r#"{"code":"InvalidTemplateDeployment","message":"The template deployment 'x' is not valid according to the validation procedure. See inner errors for details.","details":[{"code":"InsufficientQuota","message":"This operation require 10 new capacity in quota Tokens Per Minute (thousands) - gpt-4o - GlobalStandard, which is bigger than the current available capacity 0."}]}"#,
+            QuotaExhausted,
+        ),
+        // An inner code that names a subscription key is the key's.
+        (
+            401,
+            r#"{"error":{"code":"401","message":"Access denied due to invalid subscription key or wrong API endpoint.","details":[{"code":"InvalidSubscriptionKey","target":"Ocp-Apim-Subscription-Key","message":"The key does not belong to resource 'contoso-openai-weu'."}]}}"#,
+            Auth,
+        ),
+        (
+            429,
+            r#"{"error": {"message": "Se agotó tu paquete de tokens prepago. Compra otro paquete para continuar.", "code": "prepaid_pack_depleted"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error": {"message": "Ihr Token-Paket ist aufgebraucht (0 von 10 Mio. Tokens übrig). Bitte ein neues Paket kaufen.", "code": "package_depleted"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"sucesso": false, "codigo": "ASSINATURA_CANCELADA", "mensagem": "Sua assinatura foi cancelada. Reative-a para voltar a usar o serviço."}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"success":false,"message":"Kunlik limit tugadi. Ertaga soat 00:00 da yangilanadi."}"#,
+            QuotaExhausted,
+        ),
+        // A Lambda proxy's `body`, a JSON string of a JSON string.
+        (
+            500,
+            r#"{"Records":null,"body":"\"{\\\"error\\\":{\\\"code\\\":\\\"1113\\\",\\\"message\\\":\\\"余额不足\\\"}}\"","isBase64Encoded":false,"statusCode":429}"#,
+            QuotaExhausted,
+        ),
+    ]);
+}
