@@ -136,6 +136,20 @@ const BILLING: &[&str] = &[
     // Credit (nl), balance (ar).
     "tegoed",
     "رصيد",
+    // An invoice, a payment (de, fr, es, pt): "Konto wegen offener Rechnungen gesperrt",
+    // "suspendu pour cause d'impayé", "suspensa por falta de pagamento".
+    "rechnung",
+    "rechnungen",
+    "zahlung",
+    "zahlungen",
+    "zahlungsrückstand",
+    "facture",
+    "facturation",
+    "factura",
+    "fatura",
+    "pago",
+    "pagamento",
+    "impayé",
     // A prepaid pack of tokens (es, pt, de, ja), a balance and a wallet (fa).
     "token pack",
     "token package",
@@ -239,6 +253,8 @@ const SHORTAGE: &[&str] = &[
     "unzureichend",
     "insufficiente",
     "tidak cukup",
+    "tidak mencukupi",
+    "به پایان رسید",
     "yetersiz",
     "không đủ",
     "недостатньо",
@@ -278,6 +294,19 @@ const SHORTAGE: &[&str] = &[
     "épuisés",
     "épuisée",
     "brak wystarczając",
+    // Locked, suspended, unpaid, overdue, a lack of (de, fr, es, pt).
+    "gesperrt",
+    "deaktiviert",
+    "überfällig",
+    "ausstehend",
+    "suspendu",
+    "suspendue",
+    "impayé",
+    "suspendida",
+    "suspendido",
+    "suspensa",
+    "suspenso",
+    "falta de",
 ];
 
 /// What a model is called.

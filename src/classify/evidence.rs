@@ -1340,6 +1340,11 @@ impl Evidence {
         if let Some(text) = data.filter(|t| !t.is_empty()) {
             self.read_text(text, depth);
         }
+        // ... or passes the upstream's answer on there (`"data": {"upstream": "deepseek",
+        // "status": 402, "body": "{...}"}`).
+        if let Some(Value::Object(data)) = error.get("data") {
+            self.read_upstream_body(data, depth);
+        }
         // `{"error": {"message": "upstream responded 429", "upstream_status": 429, "body":
         // "{...}"}}`: the upstream's body beside the wrapper's words.
         self.read_upstream_body(error, depth);
@@ -1727,7 +1732,10 @@ fn says_failed(map: &Map<String, Value>) -> bool {
     let word = |key: &str| {
         map.get(key).and_then(Value::as_str).is_some_and(|s| {
             // And in other words: Japanese systems' `NG`, Indonesian `gagal`.
-            ["error", "fail", "failed", "failure", "ng", "gagal", "失败", "失敗"]
+            [
+                "error", "fail", "failed", "failure", "ng", "gagal", "失败", "失敗", "erro", "errore",
+                "erreur", "fehler", "ошибка",
+            ]
                 .iter()
                 .any(|w| s.eq_ignore_ascii_case(w))
                 // A status that names what failed: `SENSITIVE_WORD_ERROR`,
@@ -1768,8 +1776,12 @@ fn says_failed(map: &Map<String, Value>) -> bool {
         || flag("failed", true)
         || [
             "status",
-            // Tencent Cloud's capitalised keys.
+            // Tencent Cloud's capitalised keys; status in es, pt, it, fr, ru.
             "Status",
+            "estado",
+            "stato",
+            "statut",
+            "статус",
             "state",
             "result",
             // Task APIs (image, video, music): `{"task_status": "FAILED", "message": ...}`.

@@ -8009,3 +8009,53 @@ fn inner_errors_packs_and_bodies_encoded_twice_are_read() {
         ),
     ]);
 }
+
+/// Accounts locked for money owed, in four languages; failures said by a local `estado`; an
+/// upstream's answer passed on in JSON-RPC's `data`.
+#[test]
+fn money_owed_local_failures_and_json_rpc_data_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            401,
+            r#"{"fehler":{"meldung":"Konto wegen offener Rechnungen gesperrt. Bitte begleichen Sie den ausstehenden Betrag."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"class":"Client::Forbidden","message":"Le projet Public Cloud 3f8a1c0e9d2b4c67 est suspendu pour cause d'impayé. Régularisez votre facture pour réactiver les services."}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error": {"message": "La organización ha sido suspendida por falta de pago.", "type": "organization_suspended"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"erro": "Sua conta está suspensa por falta de pagamento. Regularize a fatura em aberto para reativar o acesso."}"#,
+            QuotaExhausted,
+        ),
+        // A key that is not valid stays the key's, whatever the language.
+        (
+            401,
+            r#"{"fehler":{"meldung":"Der API-Schlüssel ist ungültig."}}"#,
+            Auth,
+        ),
+        (
+            200,
+            r#"{"estado": "error", "mensaje": "Saldo insuficiente. Recarga tu cuenta desde el panel para seguir usando la API.", "codigo": 4002}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"status": false, "kode": "SALDO_HABIS", "pesan": "Saldo Anda tidak mencukupi. Silakan isi ulang saldo untuk melanjutkan."}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"jsonrpc": "2.0", "id": 7, "error": {"code": -32603, "message": "LLM call failed", "data": {"upstream": "deepseek", "status": 402, "body": "{\"error\":{\"message\":\"Insufficient Balance\",\"type\":\"unknown_error\"}}"}}}"#,
+            QuotaExhausted,
+        ),
+    ]);
+}
