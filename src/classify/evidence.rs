@@ -754,43 +754,49 @@ impl Evidence {
     /// local word for "code" beside a failure flag. (Their sentences are read by
     /// `classify::evidence_of` when nothing else spoke.)
     fn read_local_envelope(&mut self, map: &Map<String, Value>, depth: usize) {
-        // Whether the fields held a code or a message in local words.
-        let read = |evidence: &mut Self, fields: &Map<String, Value>| {
-            let mut found = false;
-            for key in LOCAL_CODE_KEYS {
-                if let Some(code) = fields.get(*key).and_then(code_text) {
-                    evidence.push_code("code", code);
-                    found = true;
-                }
-            }
-            for key in LOCAL_MESSAGE_KEYS {
-                if let Some(Value::String(text)) = fields.get(*key) {
-                    evidence.read_text(text, depth);
-                    found = true;
-                }
-            }
-            found
+        let local_word = |key: &String| {
+            LOCAL_CODE_KEYS.contains(&key.as_str()) || LOCAL_MESSAGE_KEYS.contains(&key.as_str())
         };
-        for key in LOCAL_ERROR_KEYS {
-            match map.get(*key) {
-                Some(Value::Object(error)) if !holds_nothing(error) => {
+        // The codes and messages under local words.
+        let read = |evidence: &mut Self, fields: &Map<String, Value>| {
+            for (key, value) in fields.iter().filter(|(key, _)| local_word(key)) {
+                match value {
+                    Value::String(text) if LOCAL_MESSAGE_KEYS.contains(&key.as_str()) => {
+                        evidence.read_text(text, depth);
+                    }
+                    _ => {
+                        if let Some(code) = code_text(value) {
+                            evidence.push_code("code", code);
+                        }
+                    }
+                }
+            }
+        };
+        // A body has a few keys and the words are many: its keys are looked up in the words.
+        let local = map
+            .iter()
+            .filter(|(key, _)| LOCAL_ERROR_KEYS.contains(&key.as_str()));
+        for (_, value) in local {
+            match value {
+                Value::Object(error) if !holds_nothing(error) => {
                     self.has_error_envelope = true;
                     read(self, error);
                 }
                 // `{"erreur": "service_surcharge", "message": "..."}`: a code.
-                Some(Value::String(text)) if is_code_word(text) => {
+                Value::String(text) if is_code_word(text) => {
                     self.has_error_envelope = true;
                     self.push_code("code", text.clone());
                 }
-                Some(Value::String(text)) if !text.trim().is_empty() => {
+                Value::String(text) if !text.trim().is_empty() => {
                     self.has_error_envelope = true;
                     self.read_text(text, depth);
                 }
                 _ => {}
             }
         }
-        if says_failed(map) && read(self, map) {
+        if map.keys().any(local_word) && says_failed(map) {
             self.has_error_envelope = true;
+            read(self, map);
         }
     }
 
