@@ -167,6 +167,15 @@ CASES = [
     ("acme-2", 400, {}, {"error": {"message": "Votre requête a été bloquée par notre système de modération car elle enfreint les conditions d'utilisation."}}, "content_policy", None, True),
     ("acme-3", 500, {}, {"error": "Internal server error. AxiosError: Request failed with status code 401"}, "auth", None, True),
     ("acme-1", 403, {}, {"ok": False, "error": {"kind": "budget", "detail": "Team 'search-ranking' has used $2,000.00 of its $2,000.00 monthly LLM budget. Resets 2026-03-01."}}, "quota_exhausted", None, True),
+    # The session of 2026-12-06 (eighth): Codex's usage limit with a wait of days inside a
+    # wrapper's 500; Cursor's enum over "You've hit your usage limit"; an account locked for
+    # unpaid invoices, in German; Azure Resource Manager's inner error under a generic outer
+    # one; a 500 whose envelope's keys are Chinese, with a rate limit's code.
+    ("acme-2", 500, {}, {"error": "codex: {\"type\":\"error\",\"message\":\"You've hit your usage limit. Upgrade to Pro or try again in 4 days 2 hours 17 minutes.\"}"}, "quota_exhausted", "86400000", True),
+    ("acme-1", 429, {}, {"error": "ERROR_RATE_LIMITED_CHANGEABLE", "details": {"title": "You've hit your usage limit", "detail": "You've used your included API model usage with Pro this month. Switch to Auto for more requests or set a Spend Limit to continue with Claude 4.5 Sonnet. Your usage limits will reset when your monthly cycle ends on 2/3/2026.", "isRetryable": False}}, "quota_exhausted", None, True),
+    ("acme-3", 401, {}, {"fehler": {"meldung": "Konto wegen offener Rechnungen gesperrt. Bitte begleichen Sie den ausstehenden Betrag."}}, "quota_exhausted", None, True),
+    ("acme-2", 400, {}, {"code": "InvalidTemplateDeployment", "message": "The template deployment 'x' is not valid according to the validation procedure. See inner errors for details.", "details": [{"code": "InsufficientQuota", "message": "This operation require 10 new capacity in quota Tokens Per Minute (thousands) - gpt-4o - GlobalStandard, which is bigger than the current available capacity 0."}]}, "quota_exhausted", None, True),
+    ("acme-1", 500, {}, {"success": False, "\u932f\u8aa4": {"\u4ee3\u78bc": "TOO_MANY_REQUESTS", "\u8a0a\u606f": "\u8acb\u6c42\u6b21\u6578\u904e\u591a\uff0c\u8acb\u65bc 10 \u79d2\u5f8c\u518d\u8a66\u3002"}}, "rate_limited", "10000", False),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
