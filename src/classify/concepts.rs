@@ -527,6 +527,10 @@ const MISSING: &[&str] = &[
     "warming up",
     "load failed",
     "load error",
+    // LocalAI: "could not load model: rpc error: ...".
+    "could not load",
+    "failed to load",
+    "unable to load",
     "no model loaded",
     "disabled",
     "failed to load",
@@ -2802,6 +2806,12 @@ const GRANT: &[&str] = &[
     "מכסת",
 ];
 
+/// Whether some message speaks of requests or sessions in flight ("concurrent agent session
+/// limit reached (5)"): a limit that the caller's own work frees, whatever else it is called.
+pub fn concurrency_in(messages: &[String]) -> bool {
+    messages.iter().any(|m| first(m, CONCURRENT).is_some())
+}
+
 /// The first word of a grant ("quota", "usage limit", "额度") in some message.
 pub fn grant_named_in(messages: &[String]) -> Option<&'static str> {
     messages.iter().find_map(|m| first(m, GRANT))
@@ -3706,6 +3716,8 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
     (
         &[
             "unauthorized",
+            "unauthorised",
+            "notauthorised",
             "unauthenticated",
             "authentication",
             "apikey",

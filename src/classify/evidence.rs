@@ -889,8 +889,24 @@ impl Evidence {
     /// Baidu `error_code`+`error_msg`, TGI `error_type`, Bedrock/Cohere `message`, FastAPI
     /// `detail`, xAI `code`+`error`.
     fn mark_error_fields(&mut self, map: &Map<String, Value>) {
-        if map.get("type").and_then(Value::as_str) == Some("error") {
+        // Also Deepgram's agent events: `{"type": "Error", "description": ..., "message": ...}`.
+        let typed_error = map
+            .get("type")
+            .and_then(Value::as_str)
+            .is_some_and(|t| t.eq_ignore_ascii_case("error"));
+        if typed_error {
             self.has_error_envelope = true;
+        }
+        // Speechmatics' real-time errors: `{"message": "Error", "type": "quota_exceeded",
+        // "reason": "Concurrent Quota Exceeded"}`: the type is the code, the reason the words.
+        if let (Some("Error"), Some(kind), Some(Value::String(reason))) = (
+            map.get("message").and_then(Value::as_str),
+            map.get("type").and_then(Value::as_str),
+            map.get("reason"),
+        ) {
+            self.has_error_envelope = true;
+            self.push_code("type", kind.to_owned());
+            self.push_message(reason);
         }
         // AWS's JSON protocol: `{"__type": "ThrottlingException", "message": "..."}`.
         if map.contains_key("__type") && map.get("message").is_some_and(Value::is_string) {

@@ -2457,7 +2457,9 @@ fn unlisted_code(evidence: &Evidence, status: u16) -> Option<Decision> {
     // A quota word in a code yields to a short window, or to a wait asked for with no long
     // window named (Bedrock's `ServiceQuotaExceededException`: "Too many tokens, please wait
     // before trying again"; "Too many tokens per day, please wait" stays a stop).
+    // A quota code over sessions in flight ("Concurrent Quota Exceeded") yields as well.
     let waited_out = short_window
+        || concepts::concurrency_in(&evidence.messages)
         || (phrase_in(evidence, &["please wait", "wait before"]).is_some()
             && phrase_in(evidence, LONG_WINDOW).is_none());
     // An exception's name at the head of a message (`AppIdNoAuthError:(11201)授权错误：日流控超限`)
@@ -2818,7 +2820,7 @@ fn adjust_quota_window(
             }
         }
     }
-    if class != ErrorClass::RateLimited {
+    if class != ErrorClass::RateLimited || concepts::concurrency_in(&evidence.messages) {
         return (class, reason);
     }
     if let Some(p) = phrase_in(evidence, LONG_WINDOW) {
@@ -2860,6 +2862,10 @@ fn adjust_quota_window(
 /// Whether a message states a window of hours or more ("per day", "weekly", "5-hour", "your
 /// monthly plan", "retry tomorrow").
 fn long_window_stated(evidence: &Evidence) -> bool {
+    // "concurrent agent session limit reached": sessions in flight, not a session's window.
+    if concepts::concurrency_in(&evidence.messages) {
+        return false;
+    }
     phrase_in(evidence, LONG_WINDOW).is_some()
         || evidence.messages.iter().any(|m| {
             long_window_in(m).is_some()

@@ -7902,6 +7902,12 @@ fn stops_in_wrappers_enums_and_more_languages_are_read_for_what_they_say() {
             r#"{"error":{"code":"resource_exhausted","message":"Error","details":[{"type":"aiserver.v1.ErrorDetails","debug":{"error":"ERROR_OPENAI_ACCOUNT_LIMIT_EXCEEDED","details":{"title":"OpenAI account limit","detail":"The OpenAI API key you provided has exceeded its current quota. Check the plan and billing details of that OpenAI account.","isRetryable":false}}}]}}"#,
             QuotaExhausted,
         ),
+        // Sessions in flight are no session's window.
+        (
+            429,
+            r#"{"code":"resource_exhausted","msg":"concurrent agent session limit reached (5); retry when a session ends"}"#,
+            RateLimited,
+        ),
         // The same enum over a wait of a minute stays a rate limit.
         (
             429,
@@ -8055,6 +8061,30 @@ fn money_owed_local_failures_and_json_rpc_data_are_read() {
         (
             200,
             r#"{"jsonrpc": "2.0", "id": 7, "error": {"code": -32603, "message": "LLM call failed", "data": {"upstream": "deepseek", "status": 402, "body": "{\"error\":{\"message\":\"Insufficient Balance\",\"type\":\"unknown_error\"}}"}}}"#,
+            QuotaExhausted,
+        ),
+    ]);
+}
+
+/// Local servers that cannot load a model, and real-time APIs' error events.
+#[test]
+fn models_that_cannot_load_and_realtime_error_events_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            500,
+            r#"{"error":{"code":500,"message":"could not load model: rpc error: code = Unavailable desc = error reading from server: EOF","type":""}}"#,
+            ModelUnavailable,
+        ),
+        // Speechmatics: the type is the code, the reason its words.
+        (
+            200,
+            r#"{"message":"Error","type":"not_authorised","reason":"Not Authorized"}"#,
+            Auth,
+        ),
+        (
+            200,
+            r#"{"message":"Error","type":"insufficient_funds","reason":"Insufficient funds on the account to start a real-time session"}"#,
             QuotaExhausted,
         ),
     ]);
