@@ -759,11 +759,13 @@ impl Evidence {
         };
         // The codes and messages under local words.
         let read = |evidence: &mut Self, fields: &Map<String, Value>| {
-            for (key, value) in fields.iter().filter(|(key, _)| local_word(key)) {
+            for (key, value) in fields {
+                let message_key = LOCAL_MESSAGE_KEYS.contains(&key.as_str());
+                if !message_key && !LOCAL_CODE_KEYS.contains(&key.as_str()) {
+                    continue;
+                }
                 match value {
-                    Value::String(text) if LOCAL_MESSAGE_KEYS.contains(&key.as_str()) => {
-                        evidence.read_text(text, depth);
-                    }
+                    Value::String(text) if message_key => evidence.read_text(text, depth),
                     _ => {
                         if let Some(code) = code_text(value) {
                             evidence.push_code("code", code);
@@ -1552,12 +1554,12 @@ impl Evidence {
         let Some(Value::Object(inner)) = value else {
             return Cow::Borrowed(text);
         };
-        let read = (self.messages.len(), self.codes.len());
+        let read = self.items_read();
         self.read_object(&inner, depth + 1);
         if self.inner_status.is_none() {
             self.inner_status = status_in_words(before);
         }
-        let said = (self.messages.len(), self.codes.len()) != read;
+        let said = self.items_read() != read;
         match object_end(body).and_then(|end| body.get(end..)) {
             Some(after) if said && after.trim().is_empty() => Cow::Borrowed(before),
             // A sentence's end where the body was: words on either side are not near.
@@ -1569,11 +1571,17 @@ impl Evidence {
     /// [`Self::read_embedded`] for a text that is not itself an error's message: it makes the
     /// answer an error envelope only when a body in it said something.
     fn read_embedded_answer(&mut self, text: &str, depth: usize) {
-        let before = (self.messages.len(), self.codes.len());
+        let before = self.items_read();
         self.read_embedded(text, depth);
-        if (self.messages.len(), self.codes.len()) != before {
+        if self.items_read() != before {
             self.has_error_envelope = true;
         }
+    }
+
+    /// How many messages and codes are read so far: a reader that compares them before and
+    /// after knows whether what it read said something.
+    fn items_read(&self) -> (usize, usize) {
+        (self.messages.len(), self.codes.len())
     }
 
     fn push_code(&mut self, field: &'static str, value: String) {
@@ -1653,8 +1661,7 @@ impl Evidence {
         }
         for sentence in sentences {
             // "O provedor retornou erro 429: {...}": the upstream's body inside the sentence.
-            self.read_embedded(&sentence, 0);
-            self.push_message(&sentence);
+            self.read_text(&sentence, 0);
         }
     }
 
@@ -2288,12 +2295,10 @@ fn leading_code(message: &str) -> Option<&str> {
 
 /// An enum variant's name in upper snake case (`ERROR_USAGE_LIMIT_EXCEEDED`, `RATE_LIMITED`).
 fn is_enum_name(text: &str) -> bool {
-    (6..=64).contains(&text.len())
-        && text.contains('_')
+    text.len() >= 6
+        && is_code_word(text)
         && text.bytes().next().is_some_and(|b| b.is_ascii_uppercase())
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        && !text.bytes().any(|b| b.is_ascii_lowercase())
 }
 
 /// One word of letters, digits and `_`, with a `_` (`service_surcharge`, `KOTA_ASILDI`).
