@@ -1689,8 +1689,8 @@ pub fn quota(message: &str) -> Option<String> {
     // "This feature requires an active subscription": another account's plan serves (a model
     // kept for a plan is `model_unavailable`, read where a model word is).
     // Not "Claude Opus is not available on your current plan": a model kept for a plan.
-    let required =
-        near(message, REQUIRES, PLAN).filter(|(r, p)| *p != "terms" && *r != "not available on");
+    let required = near(message, REQUIRES, PLAN)
+        .filter(|(r, p)| *p != "terms" && !r.starts_with("not available"));
     if let Some((requires, plan)) = required {
         if first(message, MODEL).is_none() && model_id_in(message).is_none() {
             return Some(format!("concept \"{requires}\" + plan \"{plan}\""));
@@ -1731,6 +1731,19 @@ const FOR_NOW: &[&str] = &[
     "일시적으로 사용할 수 없",
 ];
 
+/// A model said to be unavailable, with no word that it is for now ("Upstream request failed:
+/// Model is unavailable."): under a client error, the model the request names, not the
+/// provider's load (which "temporarily unavailable" and a 5xx say).
+pub fn model_unavailable_in(messages: &[String]) -> Option<String> {
+    messages.iter().find_map(|m| {
+        if first(m, FOR_NOW).is_some() {
+            return None;
+        }
+        near(m, MODEL, &["unavailable"])
+            .map(|(model, _)| format!("concept model \"{model}\" + \"unavailable\""))
+    })
+}
+
 /// Requests of the caller's own in flight.
 const CONCURRENT: &[&str] = &[
     "concurrent",
@@ -1745,6 +1758,11 @@ const CONCURRENT: &[&str] = &[
     "동시 실행",
     "동시 접속",
     "parallel request",
+    // Batches in flight, which the caller's own finished batches free.
+    "enqueued token",
+    "tokens enqueued",
+    "in-progress batch",
+    "in_progress batch",
 ];
 
 /// Asking again.
@@ -2335,6 +2353,22 @@ const REQUIRES: &[&str] = &[
     "僅對",
     "のみ",
     "전용",
+    // "Opus is not available with the Claude Pro plan", "... for your current tier".
+    "not available with",
+    "not available for",
+    // "该模型需要 VIP3 及以上等级", "Model x wymaga poziomu Tier 2" (pl), "erfordert" (de),
+    // "n'est pas inclus dans votre offre" (fr), "no está incluido en tu plan" (es), "não está
+    // incluído" (pt), "プロフェッショナルプラン以上でご利用いただけます" (a plan "or above").
+    "需要",
+    "以上で",
+    "이상",
+    "wymaga",
+    "erfordert",
+    "pas inclus",
+    "requiere",
+    "requer",
+    "no está incluido",
+    "não está incluído",
 ];
 
 /// What it is only for.
@@ -2359,6 +2393,17 @@ const PLAN: &[&str] = &[
     "套餐",
     "プラン",
     "요금제",
+    // Tiers and offers in other words: "VIP3 及以上等级", "votre offre actuelle", "poziomu
+    // rozliczeniowego", "Abonnement", "suscripción", "assinatura".
+    "vip",
+    "等级",
+    "等級",
+    "offre",
+    "abonnement",
+    "forfait",
+    "poziom",
+    "suscripción",
+    "assinatura",
 ];
 
 /// Where a caller is.
@@ -2639,6 +2684,10 @@ const RATE: &[&str] = &[
     "速率",
     "频率",
     "頻率",
+    // "リクエストレートの上限に達しました" (ja), "요청 속도 제한" (ko), "同時実行数の上限".
+    "レート",
+    "속도",
+    "同時実行",
     "qps",
     "rps",
     "rpm",

@@ -440,12 +440,25 @@ impl Evidence {
     }
 
     /// iFlytek Spark: `{"header": {"code": 10003, "message": "...", "sid": ...}}` (0: success).
+    /// DashScope's real-time sockets: `{"header": {"event": "task-failed", "error_code":
+    /// "Throttling.RateQuota", "error_message": "..."}, "payload": {}}`.
     fn read_header(&mut self, map: &Map<String, Value>, depth: usize) {
-        if let Some(Value::Object(header)) = map.get("header") {
-            let failed = failing_code(header, "code").is_some();
-            if failed && header.get("message").is_some_and(Value::is_string) {
-                self.has_error_envelope = true;
-                self.read_error_object(header, depth);
+        let Some(Value::Object(header)) = map.get("header") else {
+            return;
+        };
+        let failed = failing_code(header, "code").is_some();
+        if failed && header.get("message").is_some_and(Value::is_string) {
+            self.has_error_envelope = true;
+            self.read_error_object(header, depth);
+        }
+        if header.get("event").and_then(Value::as_str) == Some("task-failed") {
+            self.has_error_envelope = true;
+            self.said_failed = true;
+            if let Some(code) = header.get("error_code").and_then(code_text) {
+                self.push_code("header.error_code", code);
+            }
+            if let Some(Value::String(message)) = header.get("error_message") {
+                self.push_message(message);
             }
         }
     }
@@ -1037,10 +1050,12 @@ impl Evidence {
     /// BadRequestError: Error code: 400 - {...}"}`): its codes outrank the wrapper's. Also
     /// JavaScript's `cause` beside the wrapper's message ("LLM provider error").
     fn read_top_level_fields(&mut self, map: &Map<String, Value>, depth: usize) {
+        // The words around an embedded body, without it, as `read_error_object` reads them.
+        let mut own_words: [Option<Cow<'_, str>>; EMBEDDING_FIELDS.len()] = Default::default();
         if depth < MAX_NESTING {
-            for field in EMBEDDING_FIELDS {
+            for (field, words) in EMBEDDING_FIELDS.iter().zip(&mut own_words) {
                 if let Some(Value::String(text)) = map.get(*field) {
-                    self.read_embedded(text, depth);
+                    *words = Some(self.read_embedded(text, depth));
                 }
             }
         }
@@ -1079,8 +1094,14 @@ impl Evidence {
             "help_message",
             "err",
         ] {
-            if let Some(Value::String(message)) = map.get(field) {
-                self.push_message(message);
+            let embedding = EMBEDDING_FIELDS.iter().position(|f| *f == field);
+            match embedding.and_then(|i| own_words[i].take()) {
+                Some(words) => self.push_message(&words),
+                None => {
+                    if let Some(Value::String(message)) = map.get(field) {
+                        self.push_message(message);
+                    }
+                }
             }
         }
     }

@@ -415,8 +415,7 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
     if let Some(decision) = envoy_local_reply(answer, evidence) {
         return Settled::Strong(decision, None);
     }
-    let is_success = (200..300).contains(&answer.status);
-    if is_success && !evidence.has_error_envelope {
+    if is_success(answer.status) && !evidence.has_error_envelope {
         return Settled::Strong(plain_soft_error(answer.status, evidence), None);
     }
     let messages = &evidence.messages;
@@ -2117,7 +2116,10 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "request rate",
                 "too frequent",
                 "too frequently",
-                // "Your call frequency is too high. Please try again later."
+                // "Your call frequency is too high. Please try again later."; "The request
+                // frequency exceeds the limit".
+                "request frequency",
+                "call frequency",
                 "frequency is too high",
                 "frequency too high",
                 "qps",
@@ -2143,6 +2145,16 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "flow control",
                 "限流",
                 "并发",
+                // Batches in flight: "Enqueued token limit reached for gpt-4o ... Please try
+                // again once some in_progress batches have been completed".
+                "enqueued token",
+                "tokens enqueued",
+                "in-progress batch",
+                "in_progress batch",
+                // Requests in flight in ja and ko: "同時実行数の上限に達しています".
+                "同時実行数",
+                "同時リクエスト数",
+                "동시 요청",
                 "超过限额",
                 "слишком много запросов",
                 // Too many requests in es, pt, fr, de, it, id, tr, vi, pl.
@@ -2383,12 +2395,22 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
             return Some((ErrorClass::Overloaded, format!("{phrase}, {c}")));
         }
     }
-    // "Quota exceeded for ...tokens_per_minute...": a quota word of a short window is waited out.
-    if class == ErrorClass::QuotaExhausted && concepts::short_window_in(&evidence.messages) {
-        return Some((
-            ErrorClass::RateLimited,
-            format!("{phrase} of a short window"),
-        ));
+    // "Quota exceeded for ...tokens_per_minute...": a quota word of a short window is waited out;
+    // so is a quota of sessions in flight ("Concurrent Quota Exceeded"), which the caller's own
+    // finished work frees, unless a long window is stated beside it.
+    if class == ErrorClass::QuotaExhausted {
+        if concepts::short_window_in(&evidence.messages) {
+            return Some((
+                ErrorClass::RateLimited,
+                format!("{phrase} of a short window"),
+            ));
+        }
+        if concepts::concurrency_in(&evidence.messages) && !long_window_named(evidence) {
+            return Some((
+                ErrorClass::RateLimited,
+                format!("{phrase} of requests in flight"),
+            ));
+        }
     }
     Some((class, phrase))
 }
@@ -2533,10 +2555,16 @@ fn generic_code(evidence: &Evidence) -> Option<Decision> {
     })
 }
 
+/// A status that says the call went through: a 2xx, or a 101 whose upgraded socket (a
+/// real-time API's WebSocket) carries the events and error events that say the rest.
+fn is_success(status: u16) -> bool {
+    (200..300).contains(&status) || status == 101
+}
+
 fn by_status(status: u16, evidence: &Evidence) -> Decision {
     let class = match status {
         // An error envelope in a success: its words stand in for the status it lacks.
-        200..=299 => {
+        _ if is_success(status) => {
             // A window of seconds or minutes, in any language ("Limite de 20 requisições por
             // minuto atingido"): the caller's rate.
             if concepts::short_window_in(&evidence.messages) {
@@ -2591,6 +2619,15 @@ fn by_status(status: u16, evidence: &Evidence) -> Decision {
         // 499: Google's `CANCELLED` (and nginx's client gone): the server ended the call, not
         // the request's content; another attempt may finish.
         424 | 499 | 500..=599 => ErrorClass::Overloaded,
+        400..=499 => match concepts::model_unavailable_in(&evidence.messages) {
+            Some(c) => {
+                return (
+                    ErrorClass::ModelUnavailable,
+                    format!("status={status}, {c}"),
+                )
+            }
+            None => ErrorClass::BadRequest,
+        },
         _ => ErrorClass::BadRequest,
     };
     (class, format!("status={status}"))
@@ -2863,9 +2900,11 @@ fn adjust_quota_window(
 /// monthly plan", "retry tomorrow").
 fn long_window_stated(evidence: &Evidence) -> bool {
     // "concurrent agent session limit reached": sessions in flight, not a session's window.
-    if concepts::concurrency_in(&evidence.messages) {
-        return false;
-    }
+    !concepts::concurrency_in(&evidence.messages) && long_window_named(evidence)
+}
+
+/// Whether a message names a window of hours or more, whatever else it speaks of.
+fn long_window_named(evidence: &Evidence) -> bool {
     phrase_in(evidence, LONG_WINDOW).is_some()
         || evidence.messages.iter().any(|m| {
             long_window_in(m).is_some()

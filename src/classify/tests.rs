@@ -8089,3 +8089,149 @@ fn models_that_cannot_load_and_realtime_error_events_are_read() {
         ),
     ]);
 }
+
+/// A quota of sessions in flight, and the words a wrapper says around an embedded body.
+#[wasm_bindgen_test(unsupported = test)]
+fn quotas_in_flight_and_wrappers_own_words_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Speechmatics: a concurrent-session quota is freed by the caller's own work.
+        (
+            200,
+            r#"{"message":"Error","type":"quota_exceeded","reason":"Concurrent Quota Exceeded"}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Concurrent request quota exceeded: 5 of 5 in flight"}}"#,
+            RateLimited,
+        ),
+        // A daily window beside it keeps the stop.
+        (
+            429,
+            r#"{"error":{"message":"Daily quota exceeded for concurrent batch sessions"}}"#,
+            QuotaExhausted,
+        ),
+        // Batches in flight: the caller's own finished batches free the limit.
+        (
+            429,
+            r#"{"error":{"message":"Enqueued token limit reached for gpt-4.1 in organization org-x. Limit: 900,000 enqueued tokens. Please try again once some in_progress batches have been completed.","type":"invalid_request_error","param":null,"code":"token_limit_exceeded"}}"#,
+            RateLimited,
+        ),
+        // "Runs in status in_progress" is a run's state, not work in flight against a limit.
+        (
+            400,
+            r#"{"error":{"message":"Cannot cancel run with status 'in_progress'.","type":"invalid_request_error"}}"#,
+            BadRequest,
+        ),
+        // Requests in flight and rates in Japanese; a request frequency in English at 200.
+        (
+            200,
+            r#"{"result":false,"error_code":"E2001","error_message":"同時実行数の上限に達しています。しばらくしてから再度お試しください。"}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            r#"{"error":{"code":"rate_limited","message":"リクエストレートの上限に達しました。"}}"#,
+            RateLimited,
+        ),
+        (
+            200,
+            r#"{"code":4013,"msg":"The request frequency exceeds the limit, please try again later."}"#,
+            RateLimited,
+        ),
+    ]);
+    // A top-level `detail` holding a body: the body's code names the reason, not its words.
+    let v = answer(
+        500,
+        &[],
+        r#"{"detail":"openai.RateLimitError: Error code: 429 - {'error': {'message': 'You exceeded your current quota', 'type': 'insufficient_quota', 'code': 'insufficient_quota'}}"}"#,
+    );
+    assert_eq!(v.class, QuotaExhausted, "{}", v.reason);
+    assert!(v.reason.contains("insufficient_quota"), "{}", v.reason);
+}
+
+/// Real-time sockets: a 101's frames say what happened; DashScope's `task-failed` header.
+#[wasm_bindgen_test(unsupported = test)]
+fn upgraded_sockets_and_task_failed_headers_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // The upgrade succeeded: a session event is a success, not a 1xx "bad request".
+        (
+            101,
+            r#"{"type":"session.created","event_id":"event_1","session":{"id":"sess_1","model":"gpt-realtime"}}"#,
+            Ok,
+        ),
+        (
+            101,
+            r#"{"type":"error","event_id":"event_2","error":{"type":"invalid_request_error","code":"invalid_value","message":"Invalid value: 'pcm8'. Supported values are: 'pcm16', 'g711_ulaw', and 'g711_alaw'.","param":"session.input_audio_format"}}"#,
+            BadRequest,
+        ),
+        (
+            101,
+            r#"{"header":{"task_id":"t1","event":"task-failed","error_code":"Throttling.RateQuota","error_message":"Requests rate limit exceeded, please try again later."},"payload":{}}"#,
+            RateLimited,
+        ),
+        (
+            101,
+            r#"{"header":{"task_id":"t2","event":"task-failed","error_code":"InvalidApiKey","error_message":"Invalid API-key provided."},"payload":{}}"#,
+            Auth,
+        ),
+        (
+            101,
+            r#"{"header":{"task_id":"t3","event":"task-failed","error_code":"PrecheckFailed","error_message":"balance exhausted"},"payload":{}}"#,
+            QuotaExhausted,
+        ),
+        (
+            101,
+            r#"{"header":{"task_id":"t4","event":"result-generated"},"payload":{"output":{"sentence":{"text":"task failed? no, it worked","sentence_end":true}}}}"#,
+            Ok,
+        ),
+    ]);
+}
+
+/// A model kept for a higher plan or tier, in several languages: another model serves.
+#[wasm_bindgen_test(unsupported = test)]
+fn models_kept_for_higher_plans_are_read_in_several_languages() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            403,
+            r#"{"error":{"message":"该模型需要 VIP2 及以上等级才可调用，当前等级：VIP0","type":"new_api_error","code":"model_tier_required"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            403,
+            r#"{"error":{"code":"plan_required","message":"このモデルはビジネスプラン以上でご利用いただけます。"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            403,
+            r#"{"error":{"code":"plan_insufficient","message":"Ce modèle n'est pas inclus dans votre offre actuelle."}}"#,
+            ModelUnavailable,
+        ),
+        (
+            403,
+            r#"{"error":{"code":"tier_too_low","message":"Model x-large wymaga poziomu Tier 3."}}"#,
+            ModelUnavailable,
+        ),
+        // A model said to be unavailable under a client error, not "for now".
+        (
+            400,
+            r#"{"type":"server_error","message":"Upstream request failed: Model is unavailable."}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"The model is temporarily unavailable, please try again later."}}"#,
+            Overloaded,
+        ),
+    ]);
+    // A feature, not a model, kept for a plan: no other model serves it.
+    let v = answer(
+        403,
+        &[],
+        r#"{"error":{"message":"Fine-tuning is not available for your current tier. Upgrade your plan to continue.","type":"invalid_request_error"}}"#,
+    );
+    assert_ne!(v.class, ModelUnavailable, "{}", v.reason);
+}
