@@ -1095,7 +1095,10 @@ impl Evidence {
             "err",
         ] {
             let embedding = EMBEDDING_FIELDS.iter().position(|f| *f == field);
-            match embedding.and_then(|i| own_words[i].take()) {
+            match embedding
+                .and_then(|i| own_words.get_mut(i))
+                .and_then(Option::take)
+            {
                 Some(words) => self.push_message(&words),
                 None => {
                     if let Some(Value::String(message)) = map.get(field) {
