@@ -161,6 +161,12 @@ const BILLING: &[&str] = &[
     "トークンパック",
     "موجودی",
     "کیف پول",
+    // Dues and invoices (ar), balance (hi).
+    "مستحقات",
+    "فاتورة",
+    "الفاتورة",
+    "बैलेंस",
+    "शेष राशि",
 ];
 
 /// Running out.
@@ -190,6 +196,12 @@ const SHORTAGE: &[&str] = &[
     "overdue",
     "past due",
     "unpaid",
+    // Insufficient and unpaid in fa, ar, hi: "موجودی ناکافی", "مستحقات غير مدفوعة".
+    "ناکافی",
+    "کافی نیست",
+    "غير كاف",
+    "غير مدفوعة",
+    "अपर्याप्त",
     // "Subscription inactive", "your plan was cancelled", "billing is disabled".
     "inactive",
     "not active",
@@ -251,6 +263,7 @@ const SHORTAGE: &[&str] = &[
     "insuficiente",
     "insuffisant",
     "unzureichend",
+    "nicht ausreichend",
     "insufficiente",
     "tidak cukup",
     "tidak mencukupi",
@@ -720,6 +733,16 @@ const SIZE: &[&str] = &[
     "bemenet",
     "contextului",
     "kontextfönster",
+    // Compounds of context in sv, nl, de, da/no: "kontextgräns", "contextlengte".
+    "kontextgräns",
+    "kontextlängd",
+    "contextlengte",
+    "contextvenster",
+    "contextlimiet",
+    "kontextlänge",
+    "kontextgrenze",
+    "kontekstvindu",
+    "kontekstvindue",
     "زمینه",
     "ورودی",
     "توکن",
@@ -1359,8 +1382,10 @@ const CAPACITY: &[&str] = &[
     "kapazität",
     "kapasite",
     "kapasitas",
-    // Its capacity (tr).
+    // Its capacity, at capacity, heavy demand (tr).
     "kapasitesi",
+    "kapasitede",
+    "yoğun talep",
     // Processing capacity short (ko).
     "처리 용량",
     "용량이 부족",
@@ -1736,7 +1761,7 @@ const FOR_NOW: &[&str] = &[
 /// provider's load (which "temporarily unavailable" and a 5xx say).
 pub fn model_unavailable_in(messages: &[String]) -> Option<String> {
     messages.iter().find_map(|m| {
-        if first(m, FOR_NOW).is_some() {
+        if !has_phrase(m, "unavailable") || first(m, FOR_NOW).is_some() {
             return None;
         }
         near(m, MODEL, &["unavailable"])
@@ -1758,6 +1783,23 @@ const CONCURRENT: &[&str] = &[
     "동시 실행",
     "동시 접속",
     "parallel request",
+    // Requests at the same time in es, pt, fr, de, it, nl, tr, pl.
+    "concurrencia",
+    "simultáneas",
+    "simultáneos",
+    "simultâneas",
+    "simultâneos",
+    "simultanées",
+    "simultanés",
+    "gleichzeitige",
+    "gleichzeitigen",
+    "simultanee",
+    "simultanei",
+    "concorrenza",
+    "gelijktijdige",
+    "eşzamanlı",
+    "równoczesn",
+    "jednoczesn",
     // Batches in flight, which the caller's own finished batches free.
     "enqueued token",
     "tokens enqueued",
@@ -2170,6 +2212,11 @@ const CAPABILITY: &[&str] = &[
     "tool calling",
     "tool use",
     "function calling",
+    // "This model doesn't support system messages", "... does not support structured outputs".
+    "system messages",
+    "system message",
+    "structured outputs",
+    "structured output",
     "chat completions",
     "chat completion",
     // "\"nomic-embed-text\" does not support chat".
@@ -2979,6 +3026,11 @@ pub fn geo_blocked(message: &str) -> Option<String> {
 
 /// A model kept for another plan ("Model requires a Pro subscription"): another model serves.
 fn model_needs_plan(message: &str) -> Option<String> {
+    // "this model requires a subscription: you've used your included cloud usage for this
+    // week": the plan's allowance is used up, whichever model is asked for.
+    if first(message, super::LONG_WINDOW).is_some() {
+        return None;
+    }
     let (model, requires) = near(message, MODEL, REQUIRES).or_else(|| {
         // "Your plan does not include access to gpt-4o": the model named by its id.
         let id = model_id_in(message)?;
@@ -2998,9 +3050,13 @@ pub fn too_large(message: &str) -> Option<String> {
     // "Processing time exceeded the model timeout length": a time, not a size.
     // "Token quota exceeded for this month", "今月のトークン上限に達しました": a grant, not a
     // window of context.
+    // "Usage limit of 2,000,000 tokens exceeded for api key x. The limit resets on 2026-03-01":
+    // a grant's tokens, with its reset date.
     const GRANTED: &[&str] = &[
         "quota",
         "quotas",
+        "usage limit",
+        "usage limits",
         "配额",
         "配額",
         "クォータ",
@@ -3013,6 +3069,7 @@ pub fn too_large(message: &str) -> Option<String> {
         || first(message, BILLING).is_some()
         || first(message, GRANTED).is_some()
         || first(message, super::LONG_WINDOW).is_some()
+        || reset_date_in(message).is_some()
         || has_phrase(message, "minimum value")
         || ["timeout", "timed out", "took too long"]
             .iter()
@@ -3921,6 +3978,20 @@ pub fn per_minute_limit_in(messages: &[String]) -> bool {
     })
 }
 
+/// Whether a code names a window of a minute or a second (`rpm_quota`, `tpm_limit_exceeded`,
+/// `QpsLimit`): a rate, whatever else its words say.
+pub fn code_names_short_window(code: &str) -> bool {
+    let squashed: String = code
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    SHORT_WINDOW_CODES.iter().any(|w| squashed.contains(w))
+}
+
+/// The words of [`code_names_short_window`].
+const SHORT_WINDOW_CODES: &[&str] = &["rpm", "tpm", "qps", "perminute", "persecond"];
+
 /// The family of a code nobody listed, if its words show one. A quota word yields when a
 /// message states a short window (`request_quota_exceeded` with "requests per minute").
 pub fn code_class(code: &str, short_window: bool) -> Option<(ErrorClass, &'static str)> {
@@ -3935,13 +4006,17 @@ pub fn code_class(code: &str, short_window: bool) -> Option<(ErrorClass, &'stati
     // `InvalidContentFilterPolicy`: a setting of the request that is wrong, not a refusal.
     let invalid_setting = squashed.starts_with("invalid");
     // Words that hold a quota word but are not one: French `service_surcharge` (overload),
-    // Azure's `InvalidSubscriptionKey` (an API key).
+    // Azure's `InvalidSubscriptionKey` (an API key). A quota of a short window (`rpm_quota`) is
+    // waited out (below).
     const NOT_QUOTA: &[(&str, ErrorClass)] = &[
         ("surcharg", ErrorClass::Overloaded),
         ("subscriptionkey", ErrorClass::Auth),
     ];
     if let Some((w, class)) = NOT_QUOTA.iter().find(|(w, _)| contains(w)) {
         return Some((*class, *w));
+    }
+    if let Some(w) = SHORT_WINDOW_CODES.iter().find(|w| contains(w)) {
+        return Some((ErrorClass::RateLimited, *w));
     }
     let families = CODE_FAMILIES
         .iter()
@@ -4093,6 +4168,10 @@ const REQUEST_FAULT: &[&str] = &[
     "must not",
     "is required",
     "are required",
+    // "voice id not exist" (MiniMax 2054): something the request names that is not there (a
+    // model named is read before, as the model's).
+    "not exist",
+    "does not exist",
     "missing",
     "malformed",
     "illegal",
@@ -4118,6 +4197,21 @@ const REQUEST_FAULT: &[&str] = &[
     "無効",
     "잘못된",
     "유효하지",
+    // Invalid in de, fr, es, pt, it, nl, pl, tr, cs, sv: "Ungültiger Wert für 'timeout'".
+    "ungültig",
+    "ungültiger",
+    "ungültige",
+    "invalide",
+    "inválido",
+    "inválida",
+    "non valido",
+    "non valida",
+    "ongeldig",
+    "ongeldige",
+    "nieprawidłow",
+    "geçersiz",
+    "neplatn",
+    "ogiltig",
 ];
 
 /// A word of a request not taken as sent, in any message.

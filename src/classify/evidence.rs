@@ -463,6 +463,31 @@ impl Evidence {
         }
     }
 
+    /// RFC 9457 problem details (Rev.ai, NVIDIA's functions): `{"type":
+    /// "https://www.rev.ai/api/v1/errors/out-of-credit", "title": "You do not have enough
+    /// credits", "status": 403, "detail": "..."}`. The title is a message (the `detail` is read
+    /// with the other top-level fields); the type's last path segment is a code.
+    fn read_problem_details(&mut self, map: &Map<String, Value>, _: usize) {
+        let status = map.get("status").and_then(Value::as_u64);
+        let (Some(Value::String(kind)), Some(Value::String(title)), Some(400..=599)) =
+            (map.get("type"), map.get("title"), status)
+        else {
+            return;
+        };
+        self.has_error_envelope = true;
+        self.push_message(title);
+        if kind.starts_with("http") {
+            let segment = kind
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .unwrap_or_default();
+            if !segment.is_empty() && !segment.contains('.') {
+                self.push_code("type", segment.to_owned());
+            }
+        }
+    }
+
     /// MiniMax: `{"base_resp": {"status_code": 1008, "status_msg": "insufficient balance"}}`
     /// (0: success), beside or instead of the answer.
     fn read_base_resp(&mut self, map: &Map<String, Value>, _: usize) {
@@ -1787,7 +1812,7 @@ fn says_failed(map: &Map<String, Value>) -> bool {
             // And in other words: Japanese systems' `NG`, Indonesian `gagal`.
             [
                 "error", "fail", "failed", "failure", "ng", "gagal", "失败", "失敗", "erro", "errore",
-                "erreur", "fehler", "ошибка",
+                "erreur", "fehler", "ошибка", "błąd", "blad", "hata", "chyba", "fout",
             ]
                 .iter()
                 .any(|w| s.eq_ignore_ascii_case(w))
@@ -1955,6 +1980,7 @@ const ENVELOPES: &[Reader] = &[
     Evidence::read_detail,
     Evidence::read_header,
     Evidence::read_base_resp,
+    Evidence::read_problem_details,
     Evidence::read_errors,
     Evidence::read_upstream_body,
     Evidence::read_nested_answer,

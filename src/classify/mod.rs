@@ -2848,7 +2848,14 @@ fn adjust_quota_window(
                         .any(|w| has_phrase(m, w))
             })
         };
-        if let (None, false) = (wait_ms, google || throttle() || in_flight()) {
+        // A code of a minute's window (`rpm_quota`): its words of a limit reached are a rate's.
+        let short_code = || {
+            evidence
+                .codes
+                .iter()
+                .any(|c| concepts::code_names_short_window(&c.value))
+        };
+        if let (None, false) = (wait_ms, google || throttle() || in_flight() || short_code()) {
             if let Some(p) = used_up(&evidence.messages).filter(|_| !size()) {
                 return (
                     ErrorClass::QuotaExhausted,
@@ -3208,6 +3215,100 @@ const LONG_WINDOW: &[&str] = &[
 
 /// A window of three hours or more stated as a number and a unit ("5-hour", "5 hours", "5h",
 /// "7 days", "5 小时"), as rate-limit messages of subscription plans put it.
+/// Hours in the languages a window is stated in ("5-घंटे की उपयोग सीमा", "Limit von 24
+/// Stunden"). Not "saat": hours in Turkish, seconds in Malay.
+const HOUR_UNITS: &[&str] = &[
+    "hours",
+    "hour",
+    "hrs",
+    "hr",
+    "h",
+    "小时",
+    "小時",
+    "時間",
+    "시간",
+    "stunden",
+    "heures",
+    "horas",
+    "ore",
+    "часов",
+    "часа",
+    "godzin",
+    "giờ",
+    "jam",
+    "घंटे",
+    "ساعت",
+    "ساعات",
+    "ساعة",
+];
+
+/// The units a number of a window is followed by: [`HOUR_UNITS`], then days, weeks and months
+/// (with days in de, fr, es, pt, it, tr, ru, pl, vi, id, hi, fa, ar), seconds and minutes.
+const WINDOW_UNITS: &[&str] = &[
+    "hours",
+    "hour",
+    "hrs",
+    "hr",
+    "h",
+    "小时",
+    "小時",
+    "時間",
+    "시간",
+    "stunden",
+    "heures",
+    "horas",
+    "ore",
+    "часов",
+    "часа",
+    "godzin",
+    "giờ",
+    "jam",
+    "घंटे",
+    "ساعت",
+    "ساعات",
+    "ساعة",
+    "days",
+    "day",
+    "天",
+    "일",
+    "tage",
+    "jours",
+    "días",
+    "dias",
+    "giorni",
+    "gün",
+    "дней",
+    "дня",
+    "dni",
+    "ngày",
+    "hari",
+    "दिन",
+    "روز",
+    "أيام",
+    "يوم",
+    "weeks",
+    "week",
+    "周",
+    "週",
+    "주",
+    "months",
+    "month",
+    "个月",
+    "個月",
+    "ヶ月",
+    "か月",
+    "개월",
+    "seconds",
+    "second",
+    "secs",
+    "sec",
+    "s",
+    "minutes",
+    "minute",
+    "mins",
+    "min",
+];
+
 fn long_window_in(message: &str) -> Option<String> {
     let bytes = message.as_bytes();
     let mut i = 0;
@@ -3232,14 +3333,7 @@ fn long_window_in(message: &str) -> Option<String> {
         let number: u64 = message.get(start..i)?.parse().unwrap_or(0);
         let rest = message.get(i..).unwrap_or_default();
         let rest = rest.trim_start_matches([' ', '-']);
-        let unit = [
-            "hours", "hour", "hrs", "hr", "h", "小时", "小時", "時間", "시간", "days", "day", "天",
-            "일", "weeks", "week", "周", "週", "주", "months", "month", "个月", "個月", "ヶ月",
-            "か月", "개월", "seconds", "second", "secs", "sec", "s", "minutes", "minute", "mins",
-            "min",
-        ]
-        .into_iter()
-        .find(|u| {
+        let unit = WINDOW_UNITS.iter().copied().find(|u| {
             rest.starts_with(u)
                 && (!u.is_ascii()
                     || rest
@@ -3248,10 +3342,7 @@ fn long_window_in(message: &str) -> Option<String> {
                         .is_none_or(|b| !b.is_ascii_alphanumeric()))
         });
         if let (Some(unit), false, false) = (unit, preceded_by_word, is_wait) {
-            let hours = matches!(
-                unit,
-                "hours" | "hour" | "hrs" | "hr" | "h" | "小时" | "小時" | "時間" | "시간"
-            );
+            let hours = HOUR_UNITS.contains(&unit);
             // A window stated in seconds or minutes ("per 86400s window"): three hours or more.
             let least = match unit {
                 "seconds" | "second" | "secs" | "sec" | "s" => 3 * 3600,

@@ -8215,6 +8215,18 @@ fn models_kept_for_higher_plans_are_read_in_several_languages() {
             r#"{"error":{"code":"tier_too_low","message":"Model x-large wymaga poziomu Tier 3."}}"#,
             ModelUnavailable,
         ),
+        // A plan's allowance used up is a stop, whichever model is named.
+        (
+            403,
+            r#"{"error":"this model requires a subscription: you've used your included cloud usage for this week"}"#,
+            QuotaExhausted,
+        ),
+        // A grant's tokens with its reset date: not one request's size.
+        (
+            412,
+            r#"{"status":"failure","message":"Usage limit of 500,000 tokens exceeded for api key 'pk-x'. The limit resets on 2026-04-01."}"#,
+            QuotaExhausted,
+        ),
         // A model said to be unavailable under a client error, not "for now".
         (
             400,
@@ -8234,4 +8246,95 @@ fn models_kept_for_higher_plans_are_read_in_several_languages() {
         r#"{"error":{"message":"Fine-tuning is not available for your current tier. Upgrade your plan to continue.","type":"invalid_request_error"}}"#,
     );
     assert_ne!(v.class, ModelUnavailable, "{}", v.reason);
+}
+
+/// European languages: requests at the same time, context compounds, Turkish capacity, money
+/// not enough in German, invalid values, and failure words in local envelopes.
+#[wasm_bindgen_test(unsupported = test)]
+fn european_words_for_concurrency_context_capacity_and_faults_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            429,
+            r#"{"error":{"message":"Límite de concurrencia alcanzado: solo se permiten 3 solicitudes simultáneas.","type":"rate_limit_error"}}"#,
+            RateLimited,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Förfrågan överskrider modellens kontextgräns (32 000 tokens).","type":"invalid_request_error"}}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Het verzoek overschrijdt de maximale contextlengte van het model.","type":"invalid_request_error"}}"#,
+            ContextOverflow,
+        ),
+        (
+            429,
+            r#"{"hata":{"kod":"MODEL_DOLU","mesaj":"Model şu anda yoğun talep nedeniyle tam kapasitede çalışıyor."}}"#,
+            Overloaded,
+        ),
+        (
+            200,
+            r#"{"code":4020,"msg":"Guthaben nicht ausreichend, bitte aufladen","data":null}"#,
+            QuotaExhausted,
+        ),
+        // `timeout` named as a field with an invalid value, in German.
+        (
+            400,
+            r#"{"error":{"message":"Ungültiger Wert für 'timeout': muss zwischen 1 und 600 liegen.","type":"invalid_request_error","param":"timeout"}}"#,
+            BadRequest,
+        ),
+        // A Polish envelope whose status says it failed: its message decides.
+        (
+            200,
+            r#"{"status":"blad","kod":504,"komunikat":"Przekroczono limit czasu bramki"}"#,
+            Timeout,
+        ),
+        // A model without system prompts: another model serves.
+        (
+            400,
+            r#"{"message":"This model doesn't support system messages. Use a model that supports them."}"#,
+            ModelUnavailable,
+        ),
+    ]);
+}
+
+/// Problem details (RFC 9457), short-window quota codes, things the request names that do not
+/// exist, and money and hours in Persian, Arabic and Hindi.
+#[wasm_bindgen_test(unsupported = test)]
+fn problem_details_short_window_codes_and_more_scripts_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            403,
+            r#"{"type":"https://api.example.com/errors/out-of-credit","title":"You do not have enough credits","status":403,"detail":"You have 12 seconds remaining"}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Limit reached, wait a moment.","code":"rpm_quota"}}"#,
+            RateLimited,
+        ),
+        (
+            200,
+            r#"{"trace_id":"x1","base_resp":{"status_code":2054,"status_msg":"voice id not exist"}}"#,
+            BadRequest,
+        ),
+        (
+            200,
+            r#"{"status":false,"message":"موجودی ناکافی","data":{"balance":-1250}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"<html><body dir="rtl"><h1>الحساب موقوف</h1><p>تم إيقاف الخدمة بسبب وجود مستحقات غير مدفوعة على حسابك.</p></body></html>"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"type":"error","error":{"type":"rate_limit_error","message":"आपकी योजना की 5-घंटे की उपयोग सीमा पूरी हो गई है।"}}"#,
+            QuotaExhausted,
+        ),
+    ]);
 }

@@ -176,6 +176,15 @@ CASES = [
     ("acme-3", 401, {}, {"fehler": {"meldung": "Konto wegen offener Rechnungen gesperrt. Bitte begleichen Sie den ausstehenden Betrag."}}, "quota_exhausted", None, True),
     ("acme-2", 400, {}, {"code": "InvalidTemplateDeployment", "message": "The template deployment 'x' is not valid according to the validation procedure. See inner errors for details.", "details": [{"code": "InsufficientQuota", "message": "This operation require 10 new capacity in quota Tokens Per Minute (thousands) - gpt-4o - GlobalStandard, which is bigger than the current available capacity 0."}]}, "quota_exhausted", None, True),
     ("acme-1", 500, {}, {"success": False, "\u932f\u8aa4": {"\u4ee3\u78bc": "TOO_MANY_REQUESTS", "\u8a0a\u606f": "\u8acb\u6c42\u6b21\u6578\u904e\u591a\uff0c\u8acb\u65bc 10 \u79d2\u5f8c\u518d\u8a66\u3002"}}, "rate_limited", "10000", False),
+    # The session of 2026-12-07 (ninth): OpenAI's enqueued-token limit (batches in flight, which
+    # the caller's own finished batches free); requests at the same time, in Spanish; a model kept
+    # for a higher tier, in Chinese; a subscription's weekly cloud usage used up (Ollama's words);
+    # a model "unavailable" under a 400 (OpenCode Go, captured in round 54).
+    ("acme-2", 429, {}, {"error": {"message": "Enqueued token limit reached for gpt-4.1 in organization org-x. Limit: 900,000 enqueued tokens. Please try again once some in_progress batches have been completed.", "type": "invalid_request_error", "param": None, "code": "token_limit_exceeded"}}, "rate_limited", None, False),
+    ("acme-3", 429, {}, {"error": {"message": "L\u00edmite de concurrencia alcanzado: solo se permiten 2 solicitudes simult\u00e1neas en el plan gratuito.", "type": "rate_limit_error"}}, "rate_limited", None, False),
+    ("acme-1", 403, {}, {"error": {"message": "\u8be5\u6a21\u578b\u9700\u8981 VIP3 \u53ca\u4ee5\u4e0a\u7b49\u7ea7\u624d\u53ef\u8c03\u7528\uff0c\u5f53\u524d\u7b49\u7ea7\uff1aVIP1", "type": "new_api_error", "code": "model_tier_required"}}, "model_unavailable", None, True),
+    ("acme-2", 403, {}, {"error": "this model requires a subscription: you've used your included cloud usage for this week"}, "quota_exhausted", None, True),
+    ("acme-3", 400, {}, {"type": "server_error", "message": "Upstream request failed: Model is unavailable."}, "model_unavailable", None, True),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
