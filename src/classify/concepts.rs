@@ -656,6 +656,14 @@ const MISSING: &[&str] = &[
     "no está disponible",
     "não está disponível",
     "n'est pas disponible",
+    // No longer available, not enabled (pt, es, fr, de).
+    "não está mais disponível",
+    "ya no está disponible",
+    "n'est plus disponible",
+    "nicht mehr verfügbar",
+    "no está habilitado",
+    "não está habilitado",
+    "non è abilitato",
     "non è disponibile",
     "non è più disponibile",
     "nie jest dostępny",
@@ -1785,6 +1793,8 @@ const CONCURRENT: &[&str] = &[
     "parallel request",
     // Requests at the same time in es, pt, fr, de, it, nl, tr, pl.
     "concurrencia",
+    "concurrentes",
+    "concorrentes",
     "simultáneas",
     "simultáneos",
     "simultâneas",

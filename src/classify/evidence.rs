@@ -834,7 +834,26 @@ impl Evidence {
                 _ => {}
             }
         }
-        if map.keys().any(local_word) && says_failed(map) {
+        // `{"error": {"codigo": "VELOCIDAD_EXCEDIDA", "mensaje": "..."}}`: local words under
+        // the English key.
+        if let Some(Value::Object(error)) = map.get("error") {
+            if error.keys().any(local_word) {
+                self.has_error_envelope = true;
+                read(self, error);
+            }
+        }
+        // `{"codigo": 4002, "mensaje": "Saldo de la cuenta insuficiente", "datos": null}`: a
+        // local code that is neither 0 nor a 2xx, beside a local message, is a failure said.
+        let failing_local_code = || {
+            LOCAL_CODE_KEYS.iter().any(|key| {
+                failing_code(map, key)
+                    .and_then(|code| code.trim().parse::<i64>().ok())
+                    .is_some_and(|n| !(200..300).contains(&n))
+            }) && LOCAL_MESSAGE_KEYS
+                .iter()
+                .any(|key| map.get(*key).is_some_and(Value::is_string))
+        };
+        if map.keys().any(local_word) && (says_failed(map) || failing_local_code()) {
             self.has_error_envelope = true;
             read(self, map);
         }
@@ -1928,6 +1947,19 @@ const LOCAL_ERROR_KEYS: &[&str] = &[
     "エラー",
     "오류",
     "loi",
+    // sv, sl, lt, et, lv, hu, ro, bg/sr, hr/sr, uk, fa, he.
+    "fel",
+    "napaka",
+    "klaida",
+    "viga",
+    "kļūda",
+    "hiba",
+    "eroare",
+    "грешка",
+    "greška",
+    "помилка",
+    "خطا",
+    "שגיאה",
 ];
 
 /// "Code" in those languages.
@@ -1970,6 +2002,16 @@ const LOCAL_MESSAGE_KEYS: &[&str] = &[
     "メッセージ",
     "메시지",
     "thong_bao",
+    // sv, lt, et, lv, hu, ro, bg, hr/sr, uk.
+    "meddelande",
+    "pranešimas",
+    "sõnum",
+    "ziņojums",
+    "üzenet",
+    "mesaj_eroare",
+    "съобщение",
+    "poruka",
+    "повідомлення",
 ];
 
 /// Error envelopes, each a provider's or a family's, read in this order (the first code and

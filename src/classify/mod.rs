@@ -466,7 +466,7 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
         // `invalid_request_error` is a credential the server refused; under a 408 ("Request
         // didn't generate first token before the given deadline"), a time ran out.
         Some((ErrorClass::BadRequest, _))
-            if answer.status >= 500 || answer.status == 401 || timeout_status =>
+            if answer.status >= 500 || matches!(answer.status, 401 | 402) || timeout_status =>
         {
             from_status()
         }
@@ -2170,6 +2170,17 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "çok fazla istek",
                 "quá nhiều yêu cầu",
                 "zbyt wiele żądań",
+                // Per second in es/pt, fr, de, it (not per minute: "supera el máximo de tokens
+                // por minuto" is one request above a window no wait opens).
+                "por segundo",
+                "par seconde",
+                "pro sekunde",
+                "al secondo",
+                // Call frequency too high (es, pt): "Frecuencia de llamadas demasiado alta".
+                "frecuencia de llamadas",
+                "frecuencia de solicitudes",
+                "frequência de chamadas",
+                "frequência de requisições",
                 "zbyt wiele zapytań",
                 "лимит запросов",
                 "частота запросов",
@@ -3207,6 +3218,40 @@ const LONG_WINDOW: &[&str] = &[
     "kunlik",
     "oylik",
     "айлық",
+    // Windows of a day, a week or a month in et, lv, lt, sl, hu, ro, bg, sk, cs, sv ("Teie kuu
+    // limiit", "dienos užklausų limitas", "tedensko omejitev", "napi keret").
+    "kuu limiit",
+    "päevane",
+    "päeva limiit",
+    "dienas limit",
+    "mēneša",
+    "dienos",
+    "mėnesio",
+    "savaitės",
+    "tedensko",
+    "tedenska",
+    "tedenski",
+    "napi",
+    "havi",
+    "heti",
+    "zilnic",
+    "zilnică",
+    "lunar",
+    "lunară",
+    "дневен",
+    "дневния",
+    "месечен",
+    "месечния",
+    "седмичен",
+    "denný",
+    "denného",
+    "mesačný",
+    "mesačného",
+    "denní",
+    "měsíční",
+    "daglig",
+    "månatlig",
+    "veckovis",
     // A day-level limit in Chinese ("日级流控超限").
     "日级",
     "日級",

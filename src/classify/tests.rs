@@ -8338,3 +8338,56 @@ fn problem_details_short_window_codes_and_more_scripts_are_read() {
         ),
     ]);
 }
+
+/// Spanish and Portuguese envelopes and words; windows in more European languages; a generic
+/// request code under a 402.
+#[wasm_bindgen_test(unsupported = test)]
+fn iberian_envelopes_more_windows_and_payment_statuses_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A local code that is neither 0 nor a 2xx beside a local message, at 200.
+        (
+            200,
+            r#"{"codigo":4002,"mensaje":"Saldo de la cuenta insuficiente","datos":null}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"codigo":4290,"mensaje":"Frecuencia de llamadas demasiado alta, intente más tarde","datos":null}"#,
+            RateLimited,
+        ),
+        // Local words under the English key.
+        (
+            400,
+            r#"{"error":{"mensaje":"Límite de velocidad excedido: máximo 5 peticiones por segundo.","codigo":"VELOCIDAD_EXCEDIDA"}}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Límite de 2 solicitudes concurrentes alcanzado para su clave.","type":"concurrency_limit"}}"#,
+            RateLimited,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"O modelo gpt-4-vision-preview não está mais disponível. Selecione outro modelo."}}"#,
+            ModelUnavailable,
+        ),
+        // Windows of a day, a month or a week in Lithuanian, Estonian and Slovenian.
+        (
+            429,
+            r#"{"klaida":{"kodas":"LIMITAS","pranešimas":"Pasiektas dienos užklausų limitas (500)."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"napaka":"Porabili ste tedensko omejitev uporabe za vaš paket."}"#,
+            QuotaExhausted,
+        ),
+        // A generic request code says less than a 402.
+        (
+            402,
+            r#"{"error":{"message":"[402]: {\"message\":\"You have reached the limit.\",\"reason\":\"MONTHLY_REQUEST_COUNT\"}","type":"invalid_request_error"}}"#,
+            QuotaExhausted,
+        ),
+    ]);
+}
