@@ -3036,17 +3036,17 @@ pub fn geo_blocked(message: &str) -> Option<String> {
 
 /// A model kept for another plan ("Model requires a Pro subscription"): another model serves.
 fn model_needs_plan(message: &str) -> Option<String> {
-    // "this model requires a subscription: you've used your included cloud usage for this
-    // week": the plan's allowance is used up, whichever model is asked for.
-    if first(message, super::LONG_WINDOW).is_some() {
-        return None;
-    }
     let (model, requires) = near(message, MODEL, REQUIRES).or_else(|| {
         // "Your plan does not include access to gpt-4o": the model named by its id.
         let id = model_id_in(message)?;
         Some((id, first(message, REQUIRES)?))
     })?;
     let plan = first(message, PLAN)?;
+    // "this model requires a subscription: you've used your included cloud usage for this
+    // week": the plan's allowance is used up, whichever model is asked for.
+    if first(message, super::LONG_WINDOW).is_some() {
+        return None;
+    }
     Some(format!(
         "concept model \"{model}\" + \"{requires}\" + \"{plan}\""
     ))
@@ -3073,6 +3073,8 @@ pub fn too_large(message: &str) -> Option<String> {
         "할당량",
         "квот",
     ];
+    // The pair first: most messages have none, and the guards below cost more than it.
+    let (size, excess) = near(message, SIZE, EXCESS)?;
     if rate_window(message)
         || short_window(message)
         || timed_window_in(message)
@@ -3111,7 +3113,6 @@ pub fn too_large(message: &str) -> Option<String> {
     {
         return None;
     }
-    let (size, excess) = near(message, SIZE, EXCESS)?;
     // "input.num_outputs: Must be less than or equal to 4" (Replicate's validation): a field
     // of the request named by its path, not the size of its input.
     let bound = excess.starts_with("must be") || excess == "less than or equal";
