@@ -3288,31 +3288,9 @@ const HOUR_UNITS: &[&str] = &[
     "ساعة",
 ];
 
-/// The units a number of a window is followed by: [`HOUR_UNITS`], then days, weeks and months
-/// (with days in de, fr, es, pt, it, tr, ru, pl, vi, id, hi, fa, ar), seconds and minutes.
-const WINDOW_UNITS: &[&str] = &[
-    "hours",
-    "hour",
-    "hrs",
-    "hr",
-    "h",
-    "小时",
-    "小時",
-    "時間",
-    "시간",
-    "stunden",
-    "heures",
-    "horas",
-    "ore",
-    "часов",
-    "часа",
-    "godzin",
-    "giờ",
-    "jam",
-    "घंटे",
-    "ساعت",
-    "ساعات",
-    "ساعة",
+/// The other units a number of a window is followed by: days, weeks and months (days in de,
+/// fr, es, pt, it, tr, ru, pl, vi, id, hi, fa, ar), seconds and minutes.
+const OTHER_UNITS: &[&str] = &[
     "days",
     "day",
     "天",
@@ -3379,7 +3357,7 @@ fn long_window_in(message: &str) -> Option<String> {
         let number: u64 = message.get(start..i)?.parse().unwrap_or(0);
         let rest = message.get(i..).unwrap_or_default();
         let rest = rest.trim_start_matches([' ', '-']);
-        let unit = WINDOW_UNITS.iter().copied().find(|u| {
+        let unit = HOUR_UNITS.iter().chain(OTHER_UNITS).copied().find(|u| {
             rest.starts_with(u)
                 && (!u.is_ascii()
                     || rest
