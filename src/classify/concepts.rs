@@ -3890,13 +3890,17 @@ const STATUS_NAMES: &[&str] = &[
     "gatewaytimeout",
 ];
 
-/// Whether a code only spells an HTTP status's name (`too_many_requests_error` too).
-pub fn is_status_name(code: &str) -> bool {
-    let squashed: String = code
-        .chars()
+/// A code's letters and digits, lowercased (`Too_Many-Requests` -> `toomanyrequests`).
+fn squashed(code: &str) -> String {
+    code.chars()
         .filter(char::is_ascii_alphanumeric)
         .map(|c| c.to_ascii_lowercase())
-        .collect();
+        .collect()
+}
+
+/// Whether a code only spells an HTTP status's name (`too_many_requests_error` too).
+pub fn is_status_name(code: &str) -> bool {
+    let squashed = squashed(code);
     let name = ["error", "exception"]
         .iter()
         .find_map(|suffix| squashed.strip_suffix(suffix))
@@ -3992,11 +3996,7 @@ pub fn per_minute_limit_in(messages: &[String]) -> bool {
 /// Whether a code names a window of a minute or a second (`rpm_quota`, `tpm_limit_exceeded`,
 /// `QpsLimit`): a rate, whatever else its words say.
 pub fn code_names_short_window(code: &str) -> bool {
-    let squashed: String = code
-        .chars()
-        .filter(char::is_ascii_alphanumeric)
-        .map(|c| c.to_ascii_lowercase())
-        .collect();
+    let squashed = squashed(code);
     SHORT_WINDOW_CODES.iter().any(|w| squashed.contains(w))
 }
 
