@@ -463,10 +463,10 @@ impl Evidence {
         }
     }
 
-    /// RFC 9457 problem details (Rev.ai, NVIDIA's functions): `{"type":
-    /// "https://www.rev.ai/api/v1/errors/out-of-credit", "title": "You do not have enough
-    /// credits", "status": 403, "detail": "..."}`. The title is a message (the `detail` is read
-    /// with the other top-level fields); the type's last path segment is a code.
+    /// RFC 9457 problem details (NVIDIA's functions; the RFC's own example): `{"type":
+    /// "https://example.com/errors/out-of-credit", "title": "You do not have enough credit.",
+    /// "status": 403, "detail": "..."}`. The title is a message (the `detail` is read with the
+    /// other top-level fields); the type's last path segment is a code.
     fn read_problem_details(&mut self, map: &Map<String, Value>, _: usize) {
         let status = map.get("status").and_then(Value::as_u64);
         let (Some(Value::String(kind)), Some(Value::String(title)), Some(400..=599)) =

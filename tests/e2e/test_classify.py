@@ -185,6 +185,12 @@ CASES = [
     ("acme-1", 403, {}, {"error": {"message": "\u8be5\u6a21\u578b\u9700\u8981 VIP3 \u53ca\u4ee5\u4e0a\u7b49\u7ea7\u624d\u53ef\u8c03\u7528\uff0c\u5f53\u524d\u7b49\u7ea7\uff1aVIP1", "type": "new_api_error", "code": "model_tier_required"}}, "model_unavailable", None, True),
     ("acme-2", 403, {}, {"error": "this model requires a subscription: you've used your included cloud usage for this week"}, "quota_exhausted", None, True),
     ("acme-3", 400, {}, {"type": "server_error", "message": "Upstream request failed: Model is unavailable."}, "model_unavailable", None, True),
+    # RFC 9457's own example of a problem (credit used up at 403, the type's last segment a
+    # code); a code of a minute's window beside "limit reached"; a generic request code under a
+    # 402 around Kiro's monthly request count passed on by a proxy.
+    ("acme-2", 403, {"content-type": "application/problem+json"}, {"type": "https://example.com/probs/out-of-credit", "title": "You do not have enough credit.", "detail": "Your current balance is 30, but that costs 50.", "instance": "/account/12345/msgs/abc", "status": 403}, "quota_exhausted", None, True),
+    ("acme-3", 429, {}, {"error": {"message": "Limit reached, wait a moment.", "code": "rpm_quota"}}, "rate_limited", None, False),
+    ("acme-1", 402, {}, {"error": {"message": "[402]: {\"message\":\"You have reached the limit.\",\"reason\":\"MONTHLY_REQUEST_COUNT\"}", "type": "invalid_request_error"}}, "quota_exhausted", None, True),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
