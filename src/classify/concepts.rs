@@ -167,6 +167,34 @@ const BILLING: &[&str] = &[
     "الفاتورة",
     "बैलेंस",
     "शेष राशि",
+    // A subscription or a package of the plan, in more languages ("资源包已过期",
+    // "サブスクリプションの有効期限が切れています", "구독이 만료되었습니다", "Votre abonnement a
+    // expiré", "Langganan Anda telah berakhir", "แพ็กเกจของคุณหมดอายุแล้ว").
+    "your package",
+    "资源包",
+    "資源包",
+    "サブスクリプション",
+    "구독",
+    "suscripción",
+    "assinatura",
+    "abonnement",
+    "abbonamento",
+    "langganan",
+    "gói đăng ký",
+    "gói cước",
+    "abonelik",
+    "aboneliğ",
+    "subskrypcja",
+    "subskrypcji",
+    "subskrypcję",
+    "แพ็กเกจ",
+    "kifurushi",
+    // Balance (tr, inflected) and credit (th).
+    "bakiyeniz",
+    "bakiyesi",
+    "เครดิต",
+    // A bill (id: "tagihan belum dibayar").
+    "tagihan",
 ];
 
 /// Running out.
@@ -320,6 +348,34 @@ const SHORTAGE: &[&str] = &[
     "suspensa",
     "suspenso",
     "falta de",
+    // Expired or ended, in ja, es, pt, fr, de, it, id, vi, tr, th, pl (a billing word beside).
+    "期限が切れ",
+    "vencido",
+    "vencida",
+    "venció",
+    "expirado",
+    "expirada",
+    "expirou",
+    "expiré",
+    "expirée",
+    "abgelaufen",
+    "scaduto",
+    "scaduta",
+    "telah berakhir",
+    "kedaluwarsa",
+    "hết hạn",
+    "süresi doldu",
+    "หมดอายุ",
+    "wygasł",
+    // Ran out (th), insufficient (tr).
+    "หมดแล้ว",
+    "yetersiz",
+    // Unpaid (id).
+    "belum dibayar",
+    // "auth no enough license" (iFlytek), "your prepaid balance is 0 minutes".
+    "no enough",
+    "is 0",
+    "of 0",
 ];
 
 /// What a model is called.
@@ -467,7 +523,6 @@ const MISSING: &[&str] = &[
     // An embedding or rerank model asked to chat.
     "not a chat model",
     "does not exist",
-    "doesn't exist",
     "not exist",
     "no such",
     // Not "unknown" or "invalid" alone: "Unknown parameter: 'model_config'" is a bad request.
@@ -668,6 +723,14 @@ const MISSING: &[&str] = &[
     "non è più disponibile",
     "nie jest dostępny",
     "kullanılamıyor",
+    // Phased out, no longer or not available, not there (nl, ar).
+    "uitgefaseerd",
+    "niet meer beschikbaar",
+    "niet beschikbaar",
+    "bestaat niet",
+    "niet gevonden",
+    "غير متوفر",
+    "تم إيقافه",
 ];
 
 /// What is too large when a prompt does not fit.
@@ -786,6 +849,18 @@ const SIZE: &[&str] = &[
     "разговор",
     "rozmowa",
     "बातचीत",
+    // Length in it, es, pt, fr, de, tr, vi, pl, ar, hi, th ("supera la lunghezza massima").
+    "lunghezza",
+    "longitud",
+    "comprimento",
+    "longueur",
+    "eingabelänge",
+    "uzunluğu",
+    "độ dài",
+    "długość",
+    "طول",
+    "लंबाई",
+    "ความยาว",
 ];
 
 /// Too much of it.
@@ -919,6 +994,9 @@ const EXCESS: &[&str] = &[
     "premašuje",
     "prekoračuje",
     "превишава",
+    // "That's too much text!", "too big for the AI to read at once".
+    "too much",
+    "too big",
 ];
 
 /// Words of a rate window: a limit per minute is a rate limit, whatever grew too large.
@@ -1229,7 +1307,6 @@ const SAFETY: &[&str] = &[
     "self-harm",
     "abuse detection",
     // A refusal in the model's words ("I'm sorry, but I can't assist with that request").
-    "can't assist",
     "cannot assist",
     "违禁",
     "違禁",
@@ -1340,6 +1417,24 @@ const SAFETY: &[&str] = &[
     "vi phạm",
     "bị chặn",
     "उल्लंघन",
+    // Blocked, in es/pt, it, pl, nl, fr, de, tr, id, th, ar, hi ("bloqueada por nuestro filtro de
+    // seguridad", "تم حظر المحتوى").
+    "bloqueada",
+    "bloqueado",
+    "bloccata",
+    "bloccato",
+    "zablokowana",
+    "zablokowane",
+    "zablokowany",
+    "geblokkeerd",
+    "bloquée",
+    "bloqué",
+    "blockiert",
+    "engellendi",
+    "diblokir",
+    "ถูกบล็อก",
+    "حظر",
+    "अवरुद्ध",
 ];
 
 /// The provider has no room now.
@@ -1397,6 +1492,65 @@ const CAPACITY: &[&str] = &[
     // Processing capacity short (ko).
     "처리 용량",
     "용량이 부족",
+    // Overloaded, busy or in high demand in es, pt, fr, de, it, uk, tr, vi, id, th, ar, fa, hi,
+    // pl, nl, sv, fi, cs, sk, hu, ro, el, he, and more zh, ja, ko ("El servidor está
+    // sobrecargado", "Der Server ist überlastet", "Máy chủ đang quá tải", "服务器忙",
+    // "現在利用者が多く", "현재 사용자가 많아").
+    "sobrecargado",
+    "sobrecargada",
+    "sobrecarregado",
+    "sobrecarregada",
+    "sobrecarga",
+    "alta demanda",
+    "servidor ocupado",
+    "surchargé",
+    "surchargée",
+    "surcharge",
+    "forte demande",
+    "serveur occupé",
+    "überlastet",
+    "überlastung",
+    "hohe auslastung",
+    "ausgelastet",
+    "sovraccarico",
+    "sovraccarica",
+    "elevata domanda",
+    "server occupato",
+    "перевантаж",
+    "aşırı yük",
+    "quá tải",
+    "kelebihan beban",
+    "sedang sibuk",
+    "ทำงานหนักเกินไป",
+    "เซิร์ฟเวอร์ไม่ว่าง",
+    "مشغول",
+    "محمل بشكل زائد",
+    "شلوغ",
+    "व्यस्त",
+    "przeciążon",
+    "overbelast",
+    "överbelast",
+    "ylikuormittunut",
+    "ylikuormitettu",
+    "ylikuormitus",
+    "přetížen",
+    "preťažen",
+    "túlterhel",
+    "supraîncărcat",
+    "υπερφορτωμέν",
+    "υπερφόρτωση",
+    "עמוס",
+    "服务器忙",
+    "伺服器忙",
+    "人数过多",
+    "人數過多",
+    "ビジー",
+    "負荷が高",
+    "利用者が多",
+    "사용자가 많",
+    "서버가 바쁩",
+    // A rush (nl).
+    "grote drukte",
 ];
 
 /// Words of a short window: a limit per minute is waited out, whatever else the message says
@@ -1730,7 +1884,26 @@ pub fn quota(message: &str) -> Option<String> {
         }
     }
     named_pair(message, PAY, PAID_FOR, "pay")
+        .or_else(|| named_pair(message, LICENCE, LICENCE_LAPSED, "licence"))
 }
+
+/// A paid licence: a seat or a product bought for a term.
+const LICENCE: &[&str] = &["license", "licence", "licenses", "licences"];
+
+/// Run out or past its term ("Your ContentBoost AI license expired on 2026-01-15", iFlytek's
+/// "auth no enough license"). Not disabled: "disabled by the license administrator" is a
+/// standing, and an invalid licence key a credential.
+const LICENCE_LAPSED: &[&str] = &[
+    "expired",
+    "lapsed",
+    "no enough",
+    "not enough",
+    "insufficient",
+    "exhausted",
+    "ran out",
+    "run out",
+    "used up",
+];
 
 /// A field the request must carry.
 const FIELD_REQUIRED: &[&str] = &[
@@ -1762,6 +1935,18 @@ const FOR_NOW: &[&str] = &[
     "暫時不可用",
     "一時的に利用できません",
     "일시적으로 사용할 수 없",
+    // In nl, de, es, pt, fr, it, tr, vi, id, pl, ru ("Het model is tijdelijk niet beschikbaar").
+    "tijdelijk niet beschikbaar",
+    "vorübergehend nicht verfügbar",
+    "temporalmente no disponible",
+    "temporariamente indisponível",
+    "temporairement indisponible",
+    "temporaneamente non disponibile",
+    "geçici olarak kullanılamıyor",
+    "tạm thời không khả dụng",
+    "sementara tidak tersedia",
+    "chwilowo niedostępn",
+    "временно недоступ",
 ];
 
 /// A model said to be unavailable, with no word that it is for now ("Upstream request failed:
@@ -2146,7 +2331,7 @@ const NAMED_ENDPOINT: &[&str] = &[
 ];
 
 /// Not there.
-const GONE_ENDPOINT: &[&str] = &["does not exist", "doesn't exist", "not found"];
+const GONE_ENDPOINT: &[&str] = &["does not exist", "not found"];
 
 /// Sampling parameters: a request field, not the model ("Penalty is not enabled for
 /// models/gemini-2.5-flash", "`temperature` is deprecated for this model").
@@ -2184,7 +2369,6 @@ const NOT_DONE: &[&str] = &[
     "not able to",
     "not supported",
     "does not support",
-    "doesn't support",
     "unsupported",
     "不支持",
     "不支援",
@@ -2304,20 +2488,19 @@ const CAPABILITY: &[&str] = &[
 const MODE: &[&str] = &["thinking", "reasoning", "extended thinking"];
 
 fn mode_lacking(message: &str) -> Option<&'static str> {
-    ["does not support", "doesn't support"]
-        .iter()
-        .find_map(|not_done| {
-            word_offsets(message, not_done).find_map(|at| {
-                let rest = message.get(at + not_done.len()..)?.trim_start();
-                MODE.iter().copied().find(|mode| {
-                    rest.strip_prefix(mode).is_some_and(|after| {
-                        after.chars().next().is_none_or(|c| {
-                            matches!(c, '.' | ',' | ';' | '!' | '"' | '\'' | '`' | ')')
-                        })
-                    })
+    ["does not support"].iter().find_map(|not_done| {
+        word_offsets(message, not_done).find_map(|at| {
+            let rest = message.get(at + not_done.len()..)?.trim_start();
+            MODE.iter().copied().find(|mode| {
+                rest.strip_prefix(mode).is_some_and(|after| {
+                    after
+                        .chars()
+                        .next()
+                        .is_none_or(|c| matches!(c, '.' | ',' | ';' | '!' | '"' | '\'' | '`' | ')'))
                 })
             })
         })
+    })
 }
 
 /// A model that cannot do what the request needs ("tool calling is not supported with this
@@ -3052,6 +3235,58 @@ fn model_needs_plan(message: &str) -> Option<String> {
     ))
 }
 
+/// Whether a message states a width by a height in pixels ("2048x2048", "1024x768"): two
+/// runs of digits around an `x`, the first of two digits or more (not a hex prefix, `0x7f`).
+fn dimensions_in(message: &str) -> bool {
+    let bytes = message.as_bytes();
+    bytes.iter().enumerate().any(|(at, b)| {
+        *b == b'x'
+            && at
+                .checked_sub(2)
+                .and_then(|from| bytes.get(from..at))
+                .is_some_and(|before| before.iter().all(u8::is_ascii_digit))
+            && bytes.get(at + 1).is_some_and(u8::is_ascii_digit)
+    })
+}
+
+/// A field of the request, in en, es/pt/it, fr, de, zh.
+const FIELD_WORDS: &[&str] = &["field", "campo", "champ", "feld", "字段"];
+
+/// Characters, in en, es/pt, it, fr, de, zh, ja.
+const CHARACTER_WORDS: &[&str] = &[
+    "characters",
+    "caracteres",
+    "caratteri",
+    "caractères",
+    "zeichen",
+    "字符",
+    "文字",
+];
+
+/// Tokens, in any inflection or script ("70.000 tokens", "82 000 tokenów", "96 000 токенов",
+/// "70,000 โทเค็น", "jetons"): matched inside words, since languages inflect them.
+const TOKEN_STEMS: &[&str] = &[
+    "token",
+    "jeton",
+    "токен",
+    "トークン",
+    "토큰",
+    "टोकन",
+    "توکن",
+    "رمز",
+    "טוקנ",
+    "টোকেন",
+    "டோக்கன்",
+    "โทเค็น",
+];
+
+/// The tokens a message counts, if it counts any: what a request too large ("Requisição com
+/// 61.000 tokens não cabe no limite de 60.000 tokens/minuto") is measured in, when it is the
+/// prompt and not the body's bytes.
+pub fn token_stem_in(message: &str) -> Option<&'static str> {
+    TOKEN_STEMS.iter().find(|t| message.contains(*t)).copied()
+}
+
 /// A size word with an excess word, and no rate window ("input exceeds the maximum length",
 /// "上下文超出上限").
 pub fn too_large(message: &str) -> Option<String> {
@@ -3110,6 +3345,11 @@ pub fn too_large(message: &str) -> Option<String> {
             .any(|w| has_phrase(message, w))
         // "The batch input file is larger than the 200 MB limit": a size in bytes, not tokens.
         || (bytes_stated(message) && !has_phrase(message, "tokens") && !has_phrase(message, "token"))
+        // "input size exceed limit 2048x2048": an image's dimensions in pixels.
+        || dimensions_in(message)
+        // "The field 'name' exceeds the maximum length of 64 characters", "Il campo 'name' del
+        // messaggio supera la lunghezza massima di 64 caratteri": one field's length.
+        || (first(message, FIELD_WORDS).is_some() && first(message, CHARACTER_WORDS).is_some())
     {
         return None;
     }
@@ -3307,9 +3547,7 @@ const NOT_PASSED: &[&str] = &[
     "failed to pass",
     "fail to pass",
     "did not pass",
-    "didn't pass",
     "does not pass",
-    "doesn't pass",
     "not pass",
     "未通过",
     "未通過",
@@ -3359,6 +3597,43 @@ const CREDENTIAL: &[&str] = &[
     "ключ",
     "токен доступа",
     "авторизац",
+    // Keys and tokens in es, pt, de, fr, it, nl, pl, tr, vi, id, th, ar, hi, he, fa, zh-Hant
+    // ("Clave de acceso no válida", "Ungültiger Zugangsschlüssel", "授權失敗：金鑰已被撤銷").
+    "clave de acceso",
+    "clave de api",
+    "clave api",
+    "chave de acesso",
+    "chave de api",
+    "chave da api",
+    "zugangsschlüssel",
+    "api-schlüssel",
+    "clé api",
+    "clé d'api",
+    "clé d'accès",
+    "jeton d'authentification",
+    "jeton d'accès",
+    "chiave di accesso",
+    "chiave api",
+    "toegangssleutel",
+    "api-sleutel",
+    "klucz api",
+    "klucz dostępu",
+    "erişim anahtarı",
+    "api anahtarı",
+    "khóa truy cập",
+    "khóa api",
+    "kunci api",
+    "kunci akses",
+    "คีย์",
+    "مفتاح",
+    "कुंजी",
+    "מפתח",
+    "کلید",
+    "金鑰",
+    "授權",
+    // A product's licence key ("License key not found").
+    "license key",
+    "licence key",
 ];
 
 /// Where a token is a piece of text, not a credential ("Invalid token in prompt: 123456").
@@ -3386,7 +3661,6 @@ const REJECTED: &[&str] = &[
     "not valid",
     "malformed",
     "not found",
-    "couldn't find",
     "could not find",
     "not provided",
     // SDKs without a key: "The api_key client option must be set".
@@ -3425,11 +3699,43 @@ const REJECTED: &[&str] = &[
     // A sign-in that cannot be renewed ("Your access token could not be refreshed because your
     // refresh token was already used").
     "could not be refreshed",
-    "couldn't be refreshed",
     "failed to refresh",
     // "SSO session expired; re-authenticate to obtain a new gateway token".
     "re-authenticate",
     "reauthenticate",
+    // Invalid, expired, revoked or missing in the same languages.
+    "no válida",
+    "no válido",
+    "inválida",
+    "inválido",
+    "ungültig",
+    "invalide",
+    "non valida",
+    "non valido",
+    "ongeldig",
+    "ongeldige",
+    "nieprawidłow",
+    "geçersiz",
+    "không hợp lệ",
+    "tidak valid",
+    "ไม่ถูกต้อง",
+    "غير صالح",
+    "अमान्य",
+    "לא תקין",
+    "نامعتبر",
+    "expirada",
+    "expirado",
+    "abgelaufen",
+    "expiré",
+    "scaduta",
+    "scaduto",
+    "manquant",
+    "fehlt",
+    "撤銷",
+    "撤销",
+    "kedaluwarsa",
+    "หมดอายุ",
+    "منتهي الصلاحية",
 ];
 
 /// A credential word with a rejection word ("Access token invalid or no longer valid",
@@ -3464,6 +3770,21 @@ const HOLDER: &[&str] = &[
     "組織",
     "アカウント",
     "계정",
+    // An account in es, pt, fr, de/pl, ru, tr, vi, id, th, ar.
+    "cuenta",
+    "conta",
+    "compte",
+    "konto",
+    "аккаунт",
+    "учетная запись",
+    "учётная запись",
+    "hesabınız",
+    "hesap",
+    "tài khoản",
+    "akun",
+    "บัญชี",
+    "حسابك",
+    "الحساب",
 ];
 
 /// Its standing was taken away.
@@ -3491,6 +3812,29 @@ const BLOCKED: &[&str] = &[
     "凍結",
     "停止",
     "정지",
+    // Suspended, disabled or locked in the same languages ("Akun Anda ditangguhkan").
+    "suspendida",
+    "suspendido",
+    "suspensa",
+    "suspenso",
+    "desactivada",
+    "desativada",
+    "suspendu",
+    "désactivé",
+    "gesperrt",
+    "deaktiviert",
+    "sospeso",
+    "заблокирован",
+    "askıya alındı",
+    "bị khóa",
+    "bị đình chỉ",
+    "ditangguhkan",
+    "dinonaktifkan",
+    "ถูกระงับ",
+    "معلق",
+    "تم تعليق",
+    "zawieszone",
+    "zablokowane",
 ];
 
 /// An account or organization disabled, suspended or banned ("This organization has been
@@ -3563,7 +3907,6 @@ const NO_PERMISSION: &[&str] = &[
     "no permission",
     "permission denied",
     "not have permission",
-    "don't have permission",
     "insufficient permission",
     "insufficient permissions",
     // Databases and warehouses (Snowflake: "Insufficient privileges to operate on function").
@@ -3580,6 +3923,26 @@ const NO_PERMISSION: &[&str] = &[
     "沒有權限",
     "権限がありません",
     "권한이 없",
+    // No permission in pl, es, pt, de, fr, it, ru, tr, vi, id, th, ar.
+    "brak uprawnień",
+    "sin permiso",
+    "no tiene permiso",
+    "sem permissão",
+    "não tem permissão",
+    "keine berechtigung",
+    "pas l'autorisation",
+    "n'avez pas la permission",
+    "non autorizzato",
+    "nessun permesso",
+    "нет доступа",
+    "нет прав",
+    "yetkiniz yok",
+    "không có quyền",
+    "tidak memiliki izin",
+    "tidak punya izin",
+    "ไม่มีสิทธิ์",
+    "ليس لديك صلاحية",
+    "ليس لديك إذن",
 ];
 
 /// A permission the caller lacks, when the message does not also say the thing may be missing
@@ -3644,7 +4007,6 @@ const VALIDATION: &[&str] = &[
     // Fields that exclude each other ("Cannot use both json_schema and grammar").
     "mutually exclusive",
     "cannot use both",
-    "can't use both",
     "cannot be used together",
     "cannot be specified together",
     "cannot be combined",
@@ -3743,6 +4105,8 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
             "assinatura",
             "suscripcion",
             "abonnement",
+            "licenseexpired",
+            "licenceexpired",
         ],
         ErrorClass::QuotaExhausted,
     ),
@@ -3754,6 +4118,11 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
             "promptlength",
             // Baidu Qianfan `characters_too_long`.
             "toolong",
+            "contexttoolarge",
+            "contextoverflow",
+            "contextexceeded",
+            "prompttoolarge",
+            "inputtoolarge",
         ],
         ErrorClass::ContextOverflow,
     ),
@@ -4223,6 +4592,41 @@ const REQUEST_FAULT: &[&str] = &[
     "geçersiz",
     "neplatn",
     "ogiltig",
+    // Unknown, unsupported, required or wrong in es, pt, fr, de, it, ru, vi, id, th, ar, ko, nl, pl, tr.
+    "desconocido",
+    "desconocida",
+    "no reconocido",
+    "não suportado",
+    "não suportada",
+    "no soportado",
+    "non supporté",
+    "non pris en charge",
+    "doit être",
+    "nicht unterstützt",
+    "unbekannt",
+    "unbekannter",
+    "non supportato",
+    "sconosciuto",
+    "obbligatorio",
+    "некорректн",
+    "неверн",
+    "не поддерживается",
+    "không hợp lệ",
+    "tidak valid",
+    "tidak didukung",
+    "wajib",
+    "ไม่ถูกต้อง",
+    "غير صحيح",
+    "غير صالح",
+    "غير مدعوم",
+    "지원하지 않",
+    "onbekend",
+    "onbekende",
+    "niet ondersteund",
+    "nieznany",
+    "nieobsługiwan",
+    "desteklenmiyor",
+    "bilinmeyen",
 ];
 
 /// A word of a request not taken as sent, in any message.

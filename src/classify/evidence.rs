@@ -538,7 +538,8 @@ impl Evidence {
     /// A proxy that passes the upstream's answer on as a string beside its own words:
     /// `{"error": "upstream_error", "upstream_status": 429, "upstream_body": "{...}"}`.
     /// Also `"upstream_error": "{...}"`, and a plain `"body": "{...}"` (or `responseBody`) beside
-    /// an error status of its own (`{"ok": false, "status": 402, "body": "{...}"}`).
+    /// an error status of its own (`{"ok": false, "status": 402, "body": "{...}"}`), and the
+    /// upstream's words alone as `upstream_message`.
     fn read_upstream_body(&mut self, map: &Map<String, Value>, depth: usize) {
         if depth >= MAX_NESTING {
             return;
@@ -548,6 +549,14 @@ impl Evidence {
             self.read_embedded(passed.text, depth);
             if self.inner_status.is_none() {
                 self.inner_status = passed.status;
+            }
+        } else if let Some(Value::String(text)) = map.get("upstream_message") {
+            // Or only the upstream's words: `{"error": "Upstream error", "upstream_status": 401,
+            // "upstream_message": "invalid x-api-key"}`.
+            self.has_error_envelope = true;
+            self.read_text(text, depth);
+            if self.inner_status.is_none() {
+                self.inner_status = map.get("upstream_status").and_then(http_status);
             }
         }
     }
@@ -1832,6 +1841,8 @@ fn says_failed(map: &Map<String, Value>) -> bool {
             [
                 "error", "fail", "failed", "failure", "ng", "gagal", "失败", "失敗", "erro", "errore",
                 "erreur", "fehler", "ошибка", "błąd", "blad", "hata", "chyba", "fout",
+                // Failed or an error in ko, th, ar, vi, fr, it.
+                "실패", "ผิดพลาด", "خطأ", "فشل", "lỗi", "thất bại", "échec", "fallito",
             ]
                 .iter()
                 .any(|w| s.eq_ignore_ascii_case(w))
@@ -1860,6 +1871,10 @@ fn says_failed(map: &Map<String, Value>) -> bool {
         "succès",
         "sukces",
         "successo",
+        // Success in ko, zh/ja, ar.
+        "성공",
+        "成功",
+        "نجاح",
         "ok",
         "status",
         "result",
@@ -1887,6 +1902,12 @@ fn says_failed(map: &Map<String, Value>) -> bool {
             // In-house gateways' own words: `{"outcome": "error", "problem": {...}}`.
             "outcome",
             "response_status",
+            // Outcome, result or status in it, ko, ja, zh, th.
+            "esito",
+            "결과",
+            "結果",
+            "结果",
+            "สถานะ",
         ]
         .iter()
         .any(|k| word(k))
@@ -1977,6 +1998,12 @@ const LOCAL_CODE_KEYS: &[&str] = &[
     "コード",
     "코드",
     "ma_loi",
+    // it, th, tr, nl, de.
+    "codice",
+    "รหัส",
+    "hata_kodu",
+    "foutcode",
+    "fehlercode",
 ];
 
 /// "Message" in those languages.
@@ -2012,6 +2039,10 @@ const LOCAL_MESSAGE_KEYS: &[&str] = &[
     "съобщение",
     "poruka",
     "повідомлення",
+    // th; "content" under a Japanese or Chinese error (`{"エラー": {"コード": "B001", "内容":
+    // "..."}}`).
+    "ข้อความ",
+    "内容",
 ];
 
 /// Error envelopes, each a provider's or a family's, read in this order (the first code and
@@ -2553,13 +2584,17 @@ fn status_named_in(message: &str) -> Option<u16> {
             let (number, rest) = (message.get(i..i + 3)?, message.get(i + 3..)?);
             // The Node SDKs' "429 status code (no body)", openai-python's "error code: 524"
             // (any error status), a Python client's "status_code: 403, ..." passed on in an
-            // app's stream, axios' "Request failed with status code 401".
+            // app's stream, axios' "Request failed with status code 401", a router's "Client
+            // error: HTTP 400".
             let labelled = [
                 "error code: ",
                 "status code: ",
                 "status code ",
                 "status_code: ",
                 "status_code=",
+                "http ",
+                "http/1.1 ",
+                "http/2 ",
             ]
             .iter()
             .any(|l| message.get(..i).is_some_and(|b| b.ends_with(l)));
@@ -2861,7 +2896,40 @@ pub fn normalize(message: &str) -> String {
         }
         out.push(c);
     }
-    out.trim_end().to_owned()
+    let out = out.trim_end();
+    if out.contains("n't") {
+        expand_negations(out)
+    } else {
+        out.to_owned()
+    }
+}
+
+/// Negations written out ("isn't supported" as "is not supported", "can't" as "cannot"), so
+/// the word lists hold each wording once.
+fn expand_negations(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut rest = text;
+    while let Some(at) = rest.find("n't") {
+        let head = &rest[..at];
+        let start = head
+            .char_indices()
+            .rev()
+            .find(|(_, c)| !c.is_alphanumeric())
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        let (before, stem) = head.split_at(start);
+        out.push_str(before);
+        match stem {
+            "ca" => out.push_str("cannot"),
+            "wo" => out.push_str("will not"),
+            _ => {
+                out.push_str(stem);
+                out.push_str(" not");
+            }
+        }
+        rest = &rest[at + 3..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn percent_decode(text: &str) -> String {
@@ -3384,5 +3452,9 @@ mod tests {
         );
         assert_eq!(normalize("Incorrect%20API%20key"), "incorrect api key");
         assert_eq!(normalize(&"x".repeat(5000)).len(), MAX_MESSAGE);
+        assert_eq!(
+            normalize("Tools AREN'T supported; I can't; it won’t; don't"),
+            "tools are not supported; i cannot; it will not; do not"
+        );
     }
 }

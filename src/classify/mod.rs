@@ -857,9 +857,7 @@ fn decisive_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
         "敏感内容",
         // A refusal in the first person as an error's message (an app's or gateway's guard
         // answering `{"error": "I can't help with that."}`); a completion saying it is text.
-        "i can't help with",
         "i cannot help with",
-        "i can't assist with",
         "i cannot assist with",
     ];
     if let Some(p) = phrase_in(evidence, QUOTA) {
@@ -1324,7 +1322,7 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
         "gated model",
         "gated repo",
         "model access is denied",
-        "on-demand throughput isn't supported",
+        "on-demand throughput is not supported",
         "is not supported for generatecontent",
         "not available in your region",
         "is missing conversation_config",
@@ -1860,13 +1858,15 @@ fn specific_code(evidence: &Evidence, now_unix_ms: u64, status: u16) -> Option<D
             return Some((ErrorClass::Auth, format!("{}={}", code.field, code.value)));
         }
         // A request too large that counts tokens ("excede a janela de contexto do modelo:
-        // 1.200.000 tokens") is a prompt too large, whatever its code says of the body.
+        // 1.200.000 tokens", "70.000 tokens, acima do limite de 40.000 tokens por minuto") is a
+        // prompt too large, whatever its code says of the body; one that counts bytes is not.
         if v == "request_too_large" {
             let counted = prompt_too_large(evidence).or_else(|| {
-                evidence
-                    .messages
-                    .iter()
-                    .find_map(|m| concepts::too_large(m))
+                evidence.messages.iter().find_map(|m| {
+                    concepts::too_large(m).or_else(|| {
+                        concepts::token_stem_in(m).map(|t| format!("counted in \"{t}\""))
+                    })
+                })
             });
             if let Some(p) = counted {
                 let reason = format!("{}={}, {p}", code.field, code.value);
@@ -1936,6 +1936,24 @@ fn granted_none(message: &str) -> bool {
     }) && has_phrase(message, "quota exceeded")
 }
 
+/// Google's free-tier request quota named with a limit above any free tier's requests per
+/// minute (at most 30 in Google's published tables; a day's are 20 to thousands): "Quota
+/// exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests,
+/// limit: 500" is a day's requests used up, whatever "Please retry in 39s" beside it says (Google
+/// states a retry delay for every window). A relay that drops the quota id leaves only this.
+fn free_tier_daily_requests(evidence: &Evidence) -> Option<String> {
+    const METRIC: &str = "free_tier_requests, limit: ";
+    evidence.messages.iter().find_map(|m| {
+        let at = m.find(METRIC)? + METRIC.len();
+        let rest = m.get(at..)?;
+        let end = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let limit: u64 = rest.get(..end)?.parse().ok()?;
+        (limit > 30).then(|| format!("a free tier's {limit} requests (a day's)"))
+    })
+}
+
 /// Google's `RESOURCE_EXHAUSTED` with a quota id whose window is known (or a limit of zero):
 /// read before the words, which are the same for every window ("You exceeded your current
 /// quota, please check your plan and billing details" over a per-minute free-tier limit of 10
@@ -1980,6 +1998,12 @@ fn google_resource_exhausted(evidence: &Evidence, now_unix_ms: u64) -> Decision 
         }
         Some((Window::Short, id)) => return (ErrorClass::RateLimited, format!("quotaId={id}")),
         None => {}
+    }
+    if let Some(day) = free_tier_daily_requests(evidence) {
+        return (
+            ErrorClass::QuotaExhausted,
+            format!("RESOURCE_EXHAUSTED, {day}"),
+        );
     }
     let plausible = |s: Option<wait::Stated>| s.and_then(wait::Stated::ms).is_some();
     let retry_info = evidence
@@ -2185,6 +2209,69 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "лимит запросов",
                 "частота запросов",
                 "частоты запросов",
+                // Too many requests, or calls too often, in zh, ja and ko ("请求过多，请稍后再试",
+                // "リクエストが多すぎます", "요청이 너무 많습니다", "调用频率超限").
+                "请求过多",
+                "請求過多",
+                "请求太多",
+                "請求太多",
+                "请求次数过多",
+                "請求次數過多",
+                "调用频率",
+                "調用頻率",
+                "访问频率",
+                "訪問頻率",
+                "频率超",
+                "頻率超",
+                "リクエストが多すぎ",
+                "リクエスト数が多すぎ",
+                "リクエストの頻度",
+                "呼び出し頻度",
+                "요청이 너무 많",
+                "요청 수가 너무 많",
+                "요청 빈도",
+                "호출 빈도",
+                "속도 제한",
+                "처리율 제한",
+                // And in nl, sv, da, nb, fi, uk, hr, sr, cs, sk, hu, ro, el, he, th, ar, hi, bn,
+                // sw, tl, vi, id.
+                "te veel verzoeken",
+                "te veel aanvragen",
+                "för många förfrågningar",
+                "för många anrop",
+                "for mange forespørgsler",
+                "for mange forespørsler",
+                "for mange anmodninger",
+                "liian monta pyyntöä",
+                "liikaa pyyntöjä",
+                "забагато запитів",
+                "previše zahtjeva",
+                "previše zahteva",
+                "za dużo żądań",
+                "za dużo zapytań",
+                "příliš mnoho požadavků",
+                "príliš veľa požiadaviek",
+                "túl sok kérés",
+                "prea multe solicitări",
+                "prea multe cereri",
+                "πάρα πολλά αιτήματα",
+                "יותר מדי בקשות",
+                "คำขอมากเกินไป",
+                "طلبات كثيرة",
+                "बहुत अधिक अनुरोध",
+                "অনেক বেশি অনুরোধ",
+                "maombi mengi",
+                "masyadong maraming request",
+                "masyadong maraming kahilingan",
+                "yêu cầu quá nhanh",
+                "quá thường xuyên",
+                "terlalu sering",
+                "terlalu kerap",
+                "太頻繁",
+                "ถี่เกินไป",
+                "одновременных запросов",
+                "muitos pedidos",
+                "zu viele gleichzeitige",
             ],
             ErrorClass::RateLimited,
         ),
@@ -2277,6 +2364,12 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "זמן קצוב",
                 "टाइमआउट",
                 "หมดเวลา",
+                // The wait ran out (it, id, ar, nl: "Tempo di attesa scaduto", "Waktu permintaan
+                // habis", "انتهت مهلة الطلب", "De aanvraag duurde te lang").
+                "attesa scaduto",
+                "waktu permintaan habis",
+                "انتهت مهلة",
+                "duurde te lang",
             ],
             ErrorClass::Timeout,
         ),
@@ -2399,6 +2492,12 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
     if matched == "too many requests" && status >= 500 && load_on_server(evidence) {
         return Some((ErrorClass::Overloaded, format!("{phrase} on the server")));
     }
+    // The same in Chinese with the API or the model as the subject ("当前API请求过多，请稍后重试",
+    // Zhipu's 1305): everyone's requests to it.
+    if matched == "请求过多" && matched_phrase(evidence, &["当前api请求", "当前模型请求"]).is_some()
+    {
+        return Some((ErrorClass::Overloaded, format!("{phrase} on the service")));
+    }
     // A rate word about the provider's own shortage ("throttled due to system capacity
     // limits", "no workers available ... throttled"): its load, not the caller's rate.
     if class == ErrorClass::RateLimited {
@@ -2410,6 +2509,9 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
     // so is a quota of sessions in flight ("Concurrent Quota Exceeded"), which the caller's own
     // finished work frees, unless a long window is stated beside it.
     if class == ErrorClass::QuotaExhausted {
+        if let Some(day) = free_tier_daily_requests(evidence) {
+            return Some((class, format!("{phrase}, {day}")));
+        }
         if concepts::short_window_in(&evidence.messages) {
             return Some((
                 ErrorClass::RateLimited,
@@ -2940,7 +3042,11 @@ fn long_window_named(evidence: &Evidence) -> bool {
 /// quotas too.
 fn quota_reset_soon((class, reason): Decision, answer: &Answer, evidence: &Evidence) -> Decision {
     const SOON_MS: u64 = 15 * 60 * 1000;
-    let google = resource_exhausted(evidence) || !evidence.quota_ids.is_empty();
+    // A free tier's day of requests passed on by a relay without the code or the quota id
+    // ([`free_tier_daily_requests`]) is Google's as well.
+    let google = resource_exhausted(evidence)
+        || !evidence.quota_ids.is_empty()
+        || free_tier_daily_requests(evidence).is_some();
     // "on requests per day (RPD) ... Please try again in 8.64s": the wait is until one more
     // request fits the day's count, but the day's limit is what stops the caller.
     if google || long_window_stated(evidence) {

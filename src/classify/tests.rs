@@ -8391,3 +8391,384 @@ fn iberian_envelopes_more_windows_and_payment_statuses_are_read() {
         ),
     ]);
 }
+
+/// "Too many requests" and "requests too frequent" in Chinese, Japanese, Korean and twenty more
+/// languages are the caller's rate; with the API itself as the subject (Zhipu's
+/// "当前API请求过多"), everyone's load.
+#[wasm_bindgen_test(unsupported = test)]
+fn too_many_requests_in_many_languages_is_a_rate() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            200,
+            r#"{"code":10429,"msg":"请求过多，请稍后再试","data":null}"#,
+            RateLimited,
+        ),
+        (
+            200,
+            r#"{"code":"E429","msg":"調用頻率超出限制，請稍後重試"}"#,
+            RateLimited,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"リクエストが多すぎます。しばらくしてから再度お試しください。"}}"#,
+            RateLimited,
+        ),
+        (
+            500,
+            r#"{"resultCode":"F001","resultMsg":"요청이 너무 많습니다. 잠시 후 다시 시도하세요."}"#,
+            RateLimited,
+        ),
+        (
+            503,
+            r#"{"fout":"Te veel verzoeken, probeer het zo opnieuw."}"#,
+            RateLimited,
+        ),
+        (
+            400,
+            r#"{"error":"Túl sok kérés érkezett, próbálja újra később."}"#,
+            RateLimited,
+        ),
+        (
+            200,
+            r#"{"thanh_cong":false,"thong_bao":"Bạn gửi yêu cầu quá nhanh, hãy đợi 3 giây."}"#,
+            RateLimited,
+        ),
+        (
+            200,
+            r#"{"status":"error","message":"คำขอมากเกินไป กรุณารอสักครู่"}"#,
+            RateLimited,
+        ),
+        (
+            200,
+            r#"{"status":"error","message":"Anda mengirim permintaan terlalu kerap."}"#,
+            RateLimited,
+        ),
+        (
+            500,
+            r#"{"error":"Zu viele gleichzeitige Anfragen für diesen Schlüssel."}"#,
+            RateLimited,
+        ),
+        // The service as the subject: everyone's requests.
+        (
+            429,
+            r#"{"error":{"code":"1305","message":"当前API请求过多，请稍后再试。"}}"#,
+            Overloaded,
+        ),
+    ]);
+}
+
+/// Subscriptions, packages and licences that lapsed, in many languages, are stops; a licence
+/// administrator's switch is a standing, and a licence key not found a credential.
+#[wasm_bindgen_test(unsupported = test)]
+fn lapsed_subscriptions_packages_and_licences_are_stops() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            200,
+            r#"{"code":4031,"msg":"您的资源包已过期，请重新购买","data":null}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"サブスクリプションの有効期限が切れています。"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"구독이 만료되어 API를 사용할 수 없습니다."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            401,
+            r#"{"erro":{"mensagem":"Sua assinatura expirou. Renove para continuar."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"erreur":"Votre abonnement a expiré le 01/02."}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"sukses":false,"pesan":"Langganan Anda telah berakhir."}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"status":"error","message":"Aboneliğinizin süresi doldu."}"#,
+            QuotaExhausted,
+        ),
+        (
+            402,
+            r#"{"błąd":"Twoja subskrypcja wygasła."}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":"Your package has expired, please renew it."}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"errors":[{"message":"Your WriterPro license expired yesterday. Renew it to continue."}]}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"header":{"code":11201,"message":"auth no enough license","sid":"x","status":2}}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"ok":false,"error":"Akun Anda dinonaktifkan karena tagihan belum dibayar."}"#,
+            QuotaExhausted,
+        ),
+        (
+            503,
+            r#"{"title":"Paused","detail":"Your prepaid balance is 0 minutes."}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"message":"The assistant is disabled for your team by the license administrator."}"#,
+            Auth,
+        ),
+        (
+            200,
+            r#"{"status":"error","msg":"License key not found. Enter a valid license key."}"#,
+            Auth,
+        ),
+    ]);
+}
+
+/// A request too large whose message counts tokens, in any language, is a prompt too large;
+/// one field's length in characters, or an image's dimensions, is not.
+#[wasm_bindgen_test(unsupported = test)]
+fn sizes_counted_in_tokens_fields_and_pixels_are_told_apart() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            429,
+            r#"{"error":{"message":"Requisição com 91.000 tokens acima do limite de 80.000 por minuto.","code":"request_too_large"}}"#,
+            ContextOverflow,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Zapytanie ma 70 000 tokenów, limit na minutę to 50 000.","code":"request_too_large"}}"#,
+            ContextOverflow,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Запрос содержит 90 000 токенов, лимит 60 000 токенов в минуту.","code":"request_too_large"}}"#,
+            ContextOverflow,
+        ),
+        (
+            413,
+            r#"{"error":{"message":"Request exceeds the maximum size","code":"request_too_large"}}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"errors":[{"message":"Attachment rejected.","code":"CONTEXT_TOO_LARGE"}]}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"That is too much text: 140,000 tokens against a window of 128,000."}}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"The field 'name' exceeds the maximum length of 64 characters."}}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"errore":{"messaggio":"Il campo 'nome' supera la lunghezza massima di 64 caratteri."}}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"input size exceed limit 4096x4096, current input: (5000, 3000)"}}"#,
+            BadRequest,
+        ),
+        (
+            200,
+            r#"{"esito":"errore","messaggio":"Il testo in ingresso supera la lunghezza massima del modello."}"#,
+            ContextOverflow,
+        ),
+    ]);
+}
+
+/// Overloads in European, Asian and Middle Eastern languages; "temporarily unavailable" in
+/// them is the provider's load, not a model gone.
+#[wasm_bindgen_test(unsupported = test)]
+fn overloads_in_more_languages_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            429,
+            r#"{"error":"El servidor está sobrecargado, inténtelo más tarde."}"#,
+            Overloaded,
+        ),
+        (
+            429,
+            r#"{"error":"Der Dienst ist derzeit überlastet."}"#,
+            Overloaded,
+        ),
+        (
+            400,
+            r#"{"error":"Le modèle est surchargé pour le moment."}"#,
+            Overloaded,
+        ),
+        (
+            429,
+            r#"{"error":"Máy chủ đang quá tải, vui lòng thử lại."}"#,
+            Overloaded,
+        ),
+        (400, r#"{"error":"Serwer jest przeciążony."}"#, Overloaded),
+        (429, r#"{"error":"الخادم مشغول حاليًا"}"#, Overloaded),
+        (400, r#"{"error":"当前服务器忙，请稍后"}"#, Overloaded),
+        (400, r#"{"error":"サーバーがビジー状態です"}"#, Overloaded),
+        (
+            500,
+            r#"{"fout":"Het model is tijdelijk niet beschikbaar wegens grote drukte."}"#,
+            Overloaded,
+        ),
+        (
+            404,
+            r#"{"fout":"Dit model is uitgefaseerd en niet meer beschikbaar."}"#,
+            ModelUnavailable,
+        ),
+    ]);
+}
+
+/// Envelopes at 200 that say they failed in Italian, Korean, Japanese, Thai and Arabic keys, and
+/// keys, refusals, permissions and request faults in their words.
+#[wasm_bindgen_test(unsupported = test)]
+fn local_failures_keys_refusals_and_faults_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            200,
+            r#"{"esito":"errore","messaggio":"Chiave di accesso scaduta."}"#,
+            Auth,
+        ),
+        (
+            200,
+            r#"{"결과":"실패","메시지":"부적절한 내용이 감지되었습니다."}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"結果":"失敗","エラー":{"コード":"B001","内容":"プリペイド残高がありません。"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"สถานะ":"ผิดพลาด","ข้อความ":"หมดเวลารอการตอบกลับ"}"#,
+            Timeout,
+        ),
+        (
+            200,
+            r#"{"نجاح":false,"رسالة":"تم حظر المحتوى لمخالفته السياسة"}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"exito":false,"mensaje":"Clave de API no válida."}"#,
+            Auth,
+        ),
+        (
+            200,
+            r#"{"erfolg":false,"fehler":"Ungültiger API-Schlüssel."}"#,
+            Auth,
+        ),
+        (
+            200,
+            r#"{"thanh_cong":false,"thong_bao":"Khóa API không hợp lệ."}"#,
+            Auth,
+        ),
+        (
+            200,
+            r#"{"sukses":false,"pesan":"Akun Anda ditangguhkan karena pelanggaran."}"#,
+            Auth,
+        ),
+        (
+            200,
+            r#"{"sukces":false,"komunikat":"Brak uprawnień do modelu."}"#,
+            Auth,
+        ),
+        (
+            200,
+            r#"{"exito":false,"mensaje":"Su solicitud fue bloqueada por el filtro de seguridad."}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"sukces":false,"komunikat":"Treść została zablokowana."}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"exito":false,"mensaje":"Parámetro desconocido: top_kk."}"#,
+            BadRequest,
+        ),
+        (
+            200,
+            r#"{"sukses":false,"pesan":"Format permintaan tidak valid."}"#,
+            BadRequest,
+        ),
+        (
+            200,
+            r#"{"esito":"errore","messaggio":"Tempo di attesa scaduto dopo 60 secondi."}"#,
+            Timeout,
+        ),
+    ]);
+}
+
+/// Negations written short ("isn't supported", "can't assist") read as written out; a relay's
+/// `upstream_message` and a status named as "HTTP 400" are the upstream's; a free tier's day of
+/// requests named by its limit is a stop, whatever retry delay Google states beside it.
+#[wasm_bindgen_test(unsupported = test)]
+fn negations_upstream_words_and_free_tier_days_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            400,
+            r#"{"message":"Tools aren't supported by the model you picked (deepseek-lite)."}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"message":"Extended thinking isn't available on the model claude-3-5-haiku."}"#,
+            ModelUnavailable,
+        ),
+        (
+            500,
+            r#"{"error":"Upstream error","upstream_status":401,"upstream_message":"invalid x-api-key"}"#,
+            Auth,
+        ),
+        (
+            500,
+            r#"{"error":"Upstream error","upstream_status":429,"upstream_message":"You exceeded your current quota, please check your plan and billing details."}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"error":{"message":"Client error: HTTP 400"}}"#,
+            BadRequest,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 1000, model: gemini-x-lite\nPlease retry in 21.5s.","type":"upstream_error","code":429}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 5, model: gemini-x-pro\nPlease retry in 21.5s.","type":"upstream_error","code":429}}"#,
+            RateLimited,
+        ),
+    ]);
+}
