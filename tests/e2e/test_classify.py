@@ -191,6 +191,19 @@ CASES = [
     ("acme-2", 403, {"content-type": "application/problem+json"}, {"type": "https://example.com/probs/out-of-credit", "title": "You do not have enough credit.", "detail": "Your current balance is 30, but that costs 50.", "instance": "/account/12345/msgs/abc", "status": 403}, "quota_exhausted", None, True),
     ("acme-3", 429, {}, {"error": {"message": "Limit reached, wait a moment.", "code": "rpm_quota"}}, "rate_limited", None, False),
     ("acme-1", 402, {}, {"error": {"message": "[402]: {\"message\":\"You have reached the limit.\",\"reason\":\"MONTHLY_REQUEST_COUNT\"}", "type": "invalid_request_error"}}, "quota_exhausted", None, True),
+    # The session of 2026-12-07 (tenth): too many requests in Japanese; a subscription lapsed, in
+    # French; one request above a minute's tokens counted in Portuguese under `request_too_large`;
+    # an overload in German under a 429; a negation written short ("aren't supported"); a
+    # relay's `upstream_status`/`upstream_message`; a key refused in Spanish under a 500;
+    # Google's free-tier day of requests passed on without its quota id.
+    ("acme-2", 400, {}, {"error": {"message": "\u30ea\u30af\u30a8\u30b9\u30c8\u304c\u591a\u3059\u304e\u307e\u3059\u3002\u3057\u3070\u3089\u304f\u3057\u3066\u304b\u3089\u518d\u5ea6\u304a\u8a66\u3057\u304f\u3060\u3055\u3044\u3002"}}, "rate_limited", None, False),
+    ("acme-3", 403, {}, {"erreur": "Votre abonnement a expir\u00e9 le 01/02. Renouvelez-le pour continuer."}, "quota_exhausted", None, True),
+    ("acme-1", 429, {}, {"error": {"message": "Requisi\u00e7\u00e3o com 91.000 tokens acima do limite de 80.000 tokens por minuto.", "code": "request_too_large"}}, "context_overflow", None, True),
+    ("acme-2", 429, {}, {"error": "Der Server ist derzeit \u00fcberlastet."}, "overloaded", None, False),
+    ("acme-3", 400, {}, {"message": "Tools aren't supported by the model you picked (deepseek-lite)."}, "model_unavailable", None, True),
+    ("acme-1", 500, {}, {"error": "Upstream error", "upstream_status": 401, "upstream_message": "invalid x-api-key"}, "auth", None, True),
+    ("acme-2", 500, {}, {"error": {"mensaje": "Clave de API no v\u00e1lida o revocada."}}, "auth", None, True),
+    ("acme-3", 429, {}, {"error": {"message": "You exceeded your current quota, please check your plan and billing details.\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 1000, model: gemini-x-lite\nPlease retry in 21.5s.", "type": "upstream_error", "code": 429}}, "quota_exhausted", "21500", True),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
