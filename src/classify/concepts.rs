@@ -422,6 +422,11 @@ const MODEL_MORE: &[&str] = &[
     "μοντέλου",
     "মডেল",
     "मॉडेल",
+    // A model in he, fa.
+    "המודל",
+    "מודל",
+    "مدل",
+    "مدلی",
 ];
 
 /// A model named in another language ("模型", "モデル", "모델", "модель"): the words of
@@ -731,6 +736,10 @@ const MISSING: &[&str] = &[
     "niet gevonden",
     "غير متوفر",
     "تم إيقافه",
+    // Taken out of use, not available (he); not yet enabled (id).
+    "הוצא משימוש",
+    "אינו זמין",
+    "belum diaktifkan",
 ];
 
 /// What is too large when a prompt does not fit.
@@ -1887,6 +1896,12 @@ pub fn quota(message: &str) -> Option<String> {
         .or_else(|| named_pair(message, LICENCE, LICENCE_LAPSED, "licence"))
 }
 
+/// Whether a message asks for a payment ("Add more at claude.ai/settings/usage", "请充值余额"):
+/// a stop that no wait of minutes lifts, whatever lock a gateway states beside it.
+pub fn pay_asked_in(messages: &[String]) -> bool {
+    messages.iter().any(|m| near(m, PAY, PAID_FOR).is_some())
+}
+
 /// A paid licence: a seat or a product bought for a term.
 const LICENCE: &[&str] = &["license", "licence", "licenses", "licences"];
 
@@ -2395,6 +2410,21 @@ const NOT_DONE: &[&str] = &[
     "対応しておりません",
     "非対応",
     "지원하지 않습니다",
+    // Does not support, in ja, nl, uz, hi, th, ar, fa, he, cs/sk, hu, sv, tr.
+    "サポートしていません",
+    "ondersteunt geen",
+    "ondersteunt niet",
+    "qo'llab-quvvatlamaydi",
+    "समर्थन नहीं",
+    "ไม่รองรับ",
+    "لا يدعم",
+    "پشتیبانی نمی",
+    "אינו תומך",
+    "לא תומך",
+    "nepodporuje",
+    "nem támogatja",
+    "stöder inte",
+    "desteklenmiyor",
 ];
 
 /// What a model can or cannot do, as opposed to a parameter's value ("'max_tokens' is not
@@ -2480,6 +2510,33 @@ const CAPABILITY: &[&str] = &[
     "structured outputs",
     "system instruction",
     "system instructions",
+    // Images, tools, thinking, JSON mode and system prompts in more languages.
+    "imagem",
+    "entrada de imagem",
+    "immagine",
+    "зображен",
+    "รูปภาพ",
+    "الصور",
+    "صورة",
+    "تصویر",
+    "תמונה",
+    "छवि",
+    "rasmlar",
+    "ابزار",
+    "أدوات",
+    "כלים",
+    "เครื่องมือ",
+    "टूल",
+    "拡張思考",
+    "思考モード",
+    "思考模式",
+    "深度思考",
+    "modalità json",
+    "modo json",
+    "mode json",
+    "json-modus",
+    "system prompt",
+    "systeeminstructies",
 ];
 
 /// Ways of answering a model has or lacks, counted only as the last words of what is not
@@ -2526,6 +2583,9 @@ fn model_lacks_capability(message: &str) -> Option<String> {
         "parameter",
         "parameters",
         "format",
+        "formato",
+        "formaat",
+        "formatu",
         "corrupt",
         "corrupted",
     ]
@@ -3247,6 +3307,95 @@ fn dimensions_in(message: &str) -> bool {
                 .is_some_and(|before| before.iter().all(u8::is_ascii_digit))
             && bytes.get(at + 1).is_some_and(u8::is_ascii_digit)
     })
+}
+
+/// The request fields that bound a model's output.
+const OUTPUT_FIELDS: &[&str] = &[
+    "max_tokens",
+    "max_completion_tokens",
+    "max_output_tokens",
+    "maxoutputtokens",
+    "max_new_tokens",
+    "num_predict",
+];
+
+/// An output bound asked above the model's, told by its numbers in any language: the field,
+/// the value asked, then a smaller bound ("max_tokens (32768) přesahuje maximální délku výstupu
+/// modelu (16384 tokenů)", "قيمة max_tokens (64000) أكبر من ... (8192)"), or a range from 1 to
+/// the bound ("maxOutputTokens es 100000 y el rango admitido es de 1 a 65537"). Not a negative
+/// value, nor numbers of other fields between ("max_tokens=1024, top_k=40"), nor a value that
+/// did not parse ("invalid type: string \"4096\", expected u32").
+fn output_bound_exceeded(message: &str) -> Option<String> {
+    if rate_window(message) || has_phrase(message, "invalid type") {
+        return None;
+    }
+    OUTPUT_FIELDS.iter().find_map(|field| {
+        let at = message.find(field)? + field.len();
+        let rest = message.get(at..)?;
+        let numbers = leading_numbers(rest, 3)?;
+        let &(asked, _, asked_end) = numbers.first()?;
+        // A range's lower end (1) is no bound: the one after it is.
+        let &(bound, bound_start, _) = numbers.iter().skip(1).find(|(n, ..)| *n >= 16)?;
+        let between = rest.get(asked_end..bound_start)?;
+        let near_field = rest.find(|c: char| digit_value(c).is_some())? <= 24;
+        let plain = !between.contains(['=', '_']);
+        (near_field && plain && asked > bound)
+            .then(|| format!("concept \"{field}\" {asked} above its bound {bound}"))
+    })
+}
+
+/// A decimal digit in ASCII, Arabic-Indic, Persian or Devanagari script.
+fn digit_value(c: char) -> Option<u64> {
+    let from = |zero: char| u64::from(c as u32 - zero as u32);
+    match c {
+        '0'..='9' => Some(from('0')),
+        '\u{660}'..='\u{669}' => Some(from('\u{660}')),
+        '\u{6f0}'..='\u{6f9}' => Some(from('\u{6f0}')),
+        '\u{966}'..='\u{96f}' => Some(from('\u{966}')),
+        _ => None,
+    }
+}
+
+/// The first `count` whole numbers of `text` (thousands written with `,`, `.` or a space between
+/// groups of three), each with where it starts and ends; `None` if the first is negative or
+/// part of a name ("expected u32"). Digits inside later names are skipped.
+fn leading_numbers(text: &str, count: usize) -> Option<Vec<(u64, usize, usize)>> {
+    const SEPARATORS: &[char] = &[',', '.', ' ', '\u{a0}', '\u{202f}', '\u{66c}'];
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let is_digit = |i: usize| chars.get(i).is_some_and(|(_, c)| digit_value(*c).is_some());
+    let mut found = Vec::with_capacity(count);
+    let mut i = 0;
+    while i < chars.len() && found.len() < count {
+        if !is_digit(i) {
+            i += 1;
+            continue;
+        }
+        let before = i.checked_sub(1).and_then(|j| chars.get(j)).map(|(_, c)| *c);
+        let named = before.is_some_and(char::is_alphabetic);
+        if found.is_empty() && (before == Some('-') || named) {
+            return None;
+        }
+        let start = chars.get(i).map(|(at, _)| *at)?;
+        let mut value: u64 = 0;
+        while i < chars.len() {
+            if let Some(d) = chars.get(i).and_then(|(_, c)| digit_value(*c)) {
+                value = value.saturating_mul(10).saturating_add(d);
+                i += 1;
+            } else if chars.get(i).is_some_and(|(_, c)| SEPARATORS.contains(c))
+                && (1..=3).all(|k| is_digit(i + k))
+                && !is_digit(i + 4)
+            {
+                i += 1;
+            } else {
+                break;
+            }
+        }
+        let end = chars.get(i).map_or(text.len(), |(at, _)| *at);
+        if !named {
+            found.push((value, start, end));
+        }
+    }
+    Some(found)
 }
 
 /// A field of the request, in en, es/pt/it, fr, de, zh.
@@ -4518,9 +4667,10 @@ pub fn quota_in(messages: &[String]) -> Option<String> {
 /// large, a refusal.
 pub fn class_of(messages: &[String]) -> Option<(ErrorClass, String)> {
     type Reader = fn(&str) -> Option<String>;
-    const ORDER: [(Reader, ErrorClass); 9] = [
+    const ORDER: [(Reader, ErrorClass); 10] = [
         (model_missing, ErrorClass::ModelUnavailable),
         (too_large, ErrorClass::ContextOverflow),
+        (output_bound_exceeded, ErrorClass::ContextOverflow),
         (refusal, ErrorClass::ContentPolicy),
         (credential_rejected, ErrorClass::Auth),
         (account_blocked, ErrorClass::Auth),

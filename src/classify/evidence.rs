@@ -1981,6 +1981,10 @@ const LOCAL_ERROR_KEYS: &[&str] = &[
     "помилка",
     "خطا",
     "שגיאה",
+    // uz, az, kk.
+    "xato",
+    "xəta",
+    "қате",
 ];
 
 /// "Code" in those languages.
@@ -2043,6 +2047,9 @@ const LOCAL_MESSAGE_KEYS: &[&str] = &[
     // "..."}}`).
     "ข้อความ",
     "内容",
+    // uz, kk.
+    "xabar",
+    "хабар",
 ];
 
 /// Error envelopes, each a provider's or a family's, read in this order (the first code and

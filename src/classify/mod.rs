@@ -3038,8 +3038,8 @@ fn long_window_named(evidence: &Evidence) -> bool {
 /// A limit that the answer's own body says resets within minutes ("Quota will be replenished in
 /// 00:04:12", `"resets_in_seconds": 540`): waiting helps, so it is a rate limit. Only the body
 /// counts (a gateway's `Retry-After` rides on every 429), never a balance or credit (those do not
-/// reset: [`Scope::Account`]), and not Google's quota errors, whose `RetryInfo` rides on daily
-/// quotas too.
+/// reset: [`Scope::Account`]) nor a stop that asks for a payment, and not Google's quota errors,
+/// whose `RetryInfo` rides on daily quotas too.
 fn quota_reset_soon((class, reason): Decision, answer: &Answer, evidence: &Evidence) -> Decision {
     const SOON_MS: u64 = 15 * 60 * 1000;
     // A free tier's day of requests passed on by a relay without the code or the quota id
@@ -3049,7 +3049,13 @@ fn quota_reset_soon((class, reason): Decision, answer: &Answer, evidence: &Evide
         || free_tier_daily_requests(evidence).is_some();
     // "on requests per day (RPD) ... Please try again in 8.64s": the wait is until one more
     // request fits the day's count, but the day's limit is what stops the caller.
-    if google || long_window_stated(evidence) {
+    // "You're out of extra usage. Add more at ... (reset after 30s)": a gateway's lock on the
+    // account, not the stop's reset.
+    // A rate limit's own words beside it (a gateway's fallback that hit one) still speak.
+    let payment = concepts::pay_asked_in(&evidence.messages)
+        && indicative_phrase(evidence, answer.status)
+            .is_none_or(|(class, _)| class != ErrorClass::RateLimited);
+    if google || long_window_stated(evidence) || payment {
         return (class, reason);
     }
     let stated = evidence

@@ -8772,3 +8772,73 @@ fn negations_upstream_words_and_free_tier_days_are_read() {
         ),
     ]);
 }
+
+/// An output bound asked above the model's, told by its numbers in any script; models that lack
+/// a capability in more languages; a stop that asks for a payment stays one whatever lock a
+/// gateway states beside it; Uzbek and Azerbaijani envelopes.
+#[wasm_bindgen_test(unsupported = test)]
+fn output_bounds_by_numbers_capabilities_and_payment_locks_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            400,
+            r#"{"error":{"message":"Hodnota max_tokens (32768) je větší než limit modelu (8192)."}}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"مقدار max_tokens (۳۲۰۰۰) از حداکثر خروجی مدل (۸۱۹۲) بیشتر است."}}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"maxOutputTokens が 100000 ですが、範囲は 1 から 65537 です。"}}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"max_tokens: -5 ist kleiner als 1."}}"#,
+            BadRequest,
+        ),
+        (
+            422,
+            r#"{"error":{"message":"max_tokens: invalid type: string \"4096\", expected u32 at line 1 column 112"}}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Bad sampling: max_tokens=1024, top_k=40 conflict."}}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"このモデルは Function Calling をサポートしていません。"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Dit model ondersteunt geen systeeminstructies."}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"هذا النموذج لا يدعم إدخال الصور."}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"erro":{"mensagem":"Formato de imagem não suportado: image/tiff."}}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"[claude/opus] You're out of extra usage. Add more at claude.ai/settings/usage (reset after 30s)"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            400,
+            r#"{"xato":{"xabar":"So'rov juda uzun.","kod":"context_length_exceeded"}}"#,
+            ContextOverflow,
+        ),
+    ]);
+}
