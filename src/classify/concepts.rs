@@ -195,6 +195,18 @@ const BILLING: &[&str] = &[
     "เครดิต",
     // A bill (id: "tagihan belum dibayar").
     "tagihan",
+    // A plan, tariff, membership or pass in it, pt/es, cs, vi, ko, zh, hi ("Il tuo piano è scaduto", "会员已到期").
+    "piano",
+    "plano",
+    "tarif",
+    "tarifa",
+    "předplatné",
+    "gói dịch vụ",
+    "이용권",
+    "会员",
+    "會員",
+    "सदस्यता",
+    "فواتير",
 ];
 
 /// Running out.
@@ -376,6 +388,13 @@ const SHORTAGE: &[&str] = &[
     "no enough",
     "is 0",
     "of 0",
+    // Unpaid (ar), expired (cs), ended (hi), suspended (ja).
+    "عدم سداد",
+    "vypršel",
+    "vypršela",
+    "vypršelo",
+    "समाप्त",
+    "一時停止",
 ];
 
 /// What a model is called.
@@ -1183,6 +1202,9 @@ const CONTENT: &[&str] = &[
     "请求",
     "請求",
     "リクエスト",
+    // Input (tr), output (ja).
+    "girdi",
+    "出力",
 ];
 
 /// Why it was refused.
@@ -1444,6 +1466,13 @@ const SAFETY: &[&str] = &[
     "ถูกบล็อก",
     "حظر",
     "अवरुद्ध",
+    // Filters, blocks and moderation in cs, uz, hi, ja.
+    "filtrem obsahu",
+    "zablokován",
+    "zablokována",
+    "moderatsiya",
+    "आपत्तिजनक",
+    "ガードレール",
 ];
 
 /// The provider has no room now.
@@ -3783,6 +3812,16 @@ const CREDENTIAL: &[&str] = &[
     // A product's licence key ("License key not found").
     "license key",
     "licence key",
+    // The caller's session, an access token or a signature ("Your session has expired",
+    // "세션이 만료되었습니다", "Подпись запроса неверна"); not a session id a request names.
+    "your session",
+    "votre session",
+    "tu sesión",
+    "sua sessão",
+    "ihre sitzung",
+    "세션",
+    "アクセストークン",
+    "подпись",
 ];
 
 /// Where a token is a piece of text, not a credential ("Invalid token in prompt: 123456").
@@ -3885,6 +3924,12 @@ const REJECTED: &[&str] = &[
     "kedaluwarsa",
     "หมดอายุ",
     "منتهي الصلاحية",
+    // Mismatched (zh), expired (ja, fr), failed (ko).
+    "不匹配",
+    "有効期限切れ",
+    "期限切れ",
+    "실패했",
+    "a expiré",
 ];
 
 /// A credential word with a rejection word ("Access token invalid or no longer valid",
@@ -4256,6 +4301,9 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
             "abonnement",
             "licenseexpired",
             "licenceexpired",
+            // `plan_expired`, `PLANO_EXPIRADO`.
+            "planexpired",
+            "planoexpirado",
         ],
         ErrorClass::QuotaExhausted,
     ),

@@ -8842,3 +8842,73 @@ fn output_bounds_by_numbers_capabilities_and_payment_locks_are_read() {
         ),
     ]);
 }
+
+/// Plans, tariffs and memberships that ended, and bills unpaid, in more languages are stops; the
+/// caller's session, an access token or a signature refused is a credential; filters in Czech,
+/// Uzbek, Hindi and Japanese are refusals.
+#[wasm_bindgen_test(unsupported = test)]
+fn plans_ended_sessions_refused_and_filters_in_more_languages_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            403,
+            r#"{"error":{"message":"Il tuo piano è scaduto. Rinnova per continuare."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"Váš tarif vypršel."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"code":4003,"msg":"会员已到期，请续费","data":null}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"تم تعليق حسابك بسبب عدم سداد الفواتير."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"Access stopped.","code":"PLAN_EXPIRED"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"success":false,"message":"세션이 만료되었습니다. 다시 로그인해 주세요."}"#,
+            Auth,
+        ),
+        (
+            200,
+            r#"{"statut":"erreur","message":"Votre session a expiré."}"#,
+            Auth,
+        ),
+        (
+            200,
+            r#"{"ok":false,"error_code":401,"description":"Подпись запроса неверна"}"#,
+            Auth,
+        ),
+        (
+            200,
+            r#"{"header":{"code":10313,"message":"app_id与api_key不匹配","sid":"x","status":2}}"#,
+            Auth,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Missing session id: the request cannot be routed."}}"#,
+            BadRequest,
+        ),
+        (
+            403,
+            r#"{"chyba":{"zprava":"Požadavek byl zablokován filtrem obsahu."}}"#,
+            ContentPolicy,
+        ),
+        (
+            422,
+            r#"{"detail":"ガードレールにより出力がブロックされました"}"#,
+            ContentPolicy,
+        ),
+    ]);
+}
