@@ -1205,6 +1205,8 @@ const CONTENT: &[&str] = &[
     // Input (tr), output (ja).
     "girdi",
     "出力",
+    // "This conversation was flagged as unsafe".
+    "conversation",
 ];
 
 /// Why it was refused.

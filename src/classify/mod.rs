@@ -3088,6 +3088,9 @@ const LONG_WINDOW: &[&str] = &[
     "tokens today",
     "requests today",
     "for today",
+    // "taking a breather until tomorrow — you've used today's 100 answers".
+    "until tomorrow",
+    "used today's",
     // iFlytek Spark 11201: "licc failed: day-level flow control exceeded".
     "day-level",
     "per-day",

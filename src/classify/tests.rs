@@ -8845,7 +8845,8 @@ fn output_bounds_by_numbers_capabilities_and_payment_locks_are_read() {
 
 /// Plans, tariffs and memberships that ended, and bills unpaid, in more languages are stops; the
 /// caller's session, an access token or a signature refused is a credential; filters in Czech,
-/// Uzbek, Hindi and Japanese are refusals.
+/// Uzbek, Hindi and Japanese, and a conversation flagged, are refusals; answers "used today" are
+/// a day's allowance.
 #[wasm_bindgen_test(unsupported = test)]
 fn plans_ended_sessions_refused_and_filters_in_more_languages_are_read() {
     use ErrorClass::*;
@@ -8909,6 +8910,16 @@ fn plans_ended_sessions_refused_and_filters_in_more_languages_are_read() {
             422,
             r#"{"detail":"ガードレールにより出力がブロックされました"}"#,
             ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"status":"error","msg":"This conversation was flagged as unsafe.","data":null}"#,
+            ContentPolicy,
+        ),
+        (
+            429,
+            r#"{"message":"Come back tomorrow: you've used today's 50 answers."}"#,
+            QuotaExhausted,
         ),
     ]);
 }
