@@ -8918,7 +8918,7 @@ fn plans_ended_sessions_refused_and_filters_in_more_languages_are_read() {
         ),
         (
             429,
-            r#"{"message":"Come back tomorrow: you've used today's 50 answers."}"#,
+            r#"{"message":"Our AI is resting until tomorrow: you have used today's 50 answers."}"#,
             QuotaExhausted,
         ),
     ]);
