@@ -3357,22 +3357,27 @@ const OUTPUT_FIELDS: &[&str] = &[
 /// value, nor numbers of other fields between ("max_tokens=1024, top_k=40"), nor a value that
 /// did not parse ("invalid type: string \"4096\", expected u32").
 fn output_bound_exceeded(message: &str) -> Option<String> {
+    // The field first: most messages name none, and the guards cost more than its look-up.
+    let field = super::pairs::with(message, |held| {
+        OUTPUT_FIELDS
+            .iter()
+            .find(|f| held.may_hold(f) && message.contains(*f))
+            .copied()
+    })?;
     if rate_window(message) || has_phrase(message, "invalid type") {
         return None;
     }
-    OUTPUT_FIELDS.iter().find_map(|field| {
-        let at = message.find(field)? + field.len();
-        let rest = message.get(at..)?;
-        let numbers = leading_numbers(rest, 3)?;
-        let &(asked, _, asked_end) = numbers.first()?;
-        // A range's lower end (1) is no bound: the one after it is.
-        let &(bound, bound_start, _) = numbers.iter().skip(1).find(|(n, ..)| *n >= 16)?;
-        let between = rest.get(asked_end..bound_start)?;
-        let near_field = rest.find(|c: char| digit_value(c).is_some())? <= 24;
-        let plain = !between.contains(['=', '_']);
-        (near_field && plain && asked > bound)
-            .then(|| format!("concept \"{field}\" {asked} above its bound {bound}"))
-    })
+    let at = message.find(field)? + field.len();
+    let rest = message.get(at..)?;
+    let numbers = leading_numbers(rest, 3)?;
+    let &(asked, _, asked_end) = numbers.first()?;
+    // A range's lower end (1) is no bound: the one after it is.
+    let &(bound, bound_start, _) = numbers.iter().skip(1).find(|(n, ..)| *n >= 16)?;
+    let between = rest.get(asked_end..bound_start)?;
+    let near_field = rest.find(|c: char| digit_value(c).is_some())? <= 24;
+    let plain = !between.contains(['=', '_']);
+    (near_field && plain && asked > bound)
+        .then(|| format!("concept \"{field}\" {asked} above its bound {bound}"))
 }
 
 /// A decimal digit in ASCII, Arabic-Indic, Persian or Devanagari script.
