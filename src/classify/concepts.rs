@@ -2576,16 +2576,16 @@ const CAPABILITY: &[&str] = &[
 const MODE: &[&str] = &["thinking", "reasoning", "extended thinking"];
 
 fn mode_lacking(message: &str) -> Option<&'static str> {
-    ["does not support"].iter().find_map(|not_done| {
-        word_offsets(message, not_done).find_map(|at| {
-            let rest = message.get(at + not_done.len()..)?.trim_start();
-            MODE.iter().copied().find(|mode| {
-                rest.strip_prefix(mode).is_some_and(|after| {
-                    after
-                        .chars()
-                        .next()
-                        .is_none_or(|c| matches!(c, '.' | ',' | ';' | '!' | '"' | '\'' | '`' | ')'))
-                })
+    // "doesn't support" is read written out ([`super::evidence::normalize`]).
+    const NOT_DONE: &str = "does not support";
+    word_offsets(message, NOT_DONE).find_map(|at| {
+        let rest = message.get(at + NOT_DONE.len()..)?.trim_start();
+        MODE.iter().copied().find(|mode| {
+            rest.strip_prefix(mode).is_some_and(|after| {
+                after
+                    .chars()
+                    .next()
+                    .is_none_or(|c| matches!(c, '.' | ',' | ';' | '!' | '"' | '\'' | '`' | ')'))
             })
         })
     })

@@ -2917,13 +2917,18 @@ fn expand_negations(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 16);
     let mut rest = text;
     while let Some(at) = rest.find("n't") {
-        let head = &rest[..at];
+        let (Some(head), Some(after)) = (rest.get(..at), rest.get(at + 3..)) else {
+            break;
+        };
         let start = head
             .char_indices()
             .rev()
             .find(|(_, c)| !c.is_alphanumeric())
             .map_or(0, |(i, c)| i + c.len_utf8());
-        let (before, stem) = head.split_at(start);
+        let (before, stem) = (
+            head.get(..start).unwrap_or(""),
+            head.get(start..).unwrap_or(""),
+        );
         out.push_str(before);
         match stem {
             "ca" => out.push_str("cannot"),
@@ -2933,7 +2938,7 @@ fn expand_negations(text: &str) -> String {
                 out.push_str(" not");
             }
         }
-        rest = &rest[at + 3..];
+        rest = after;
     }
     out.push_str(rest);
     out
