@@ -3358,17 +3358,16 @@ const OUTPUT_FIELDS: &[&str] = &[
 /// did not parse ("invalid type: string \"4096\", expected u32").
 fn output_bound_exceeded(message: &str) -> Option<String> {
     // The field first: most messages name none, and the guards cost more than its look-up.
-    let field = super::pairs::with(message, |held| {
+    let (field, at) = super::pairs::with(message, |held| {
         OUTPUT_FIELDS
             .iter()
-            .find(|f| held.may_hold(f) && message.contains(*f))
-            .copied()
+            .filter(|f| held.may_hold(f))
+            .find_map(|f| Some((*f, message.find(f)?)))
     })?;
     if rate_window(message) || has_phrase(message, "invalid type") {
         return None;
     }
-    let at = message.find(field)? + field.len();
-    let rest = message.get(at..)?;
+    let rest = message.get(at + field.len()..)?;
     let numbers = leading_numbers(rest, 3)?;
     let &(asked, _, asked_end) = numbers.first()?;
     // A range's lower end (1) is no bound: the one after it is.

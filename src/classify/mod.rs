@@ -3052,10 +3052,12 @@ fn quota_reset_soon((class, reason): Decision, answer: &Answer, evidence: &Evide
     // "You're out of extra usage. Add more at ... (reset after 30s)": a gateway's lock on the
     // account, not the stop's reset.
     // A rate limit's own words beside it (a gateway's fallback that hit one) still speak.
-    let payment = concepts::pay_asked_in(&evidence.messages)
-        && indicative_phrase(evidence, answer.status)
-            .is_none_or(|(class, _)| class != ErrorClass::RateLimited);
-    if google || long_window_stated(evidence) || payment {
+    let payment = || {
+        concepts::pay_asked_in(&evidence.messages)
+            && indicative_phrase(evidence, answer.status)
+                .is_none_or(|(class, _)| class != ErrorClass::RateLimited)
+    };
+    if google || long_window_stated(evidence) || payment() {
         return (class, reason);
     }
     let stated = evidence
