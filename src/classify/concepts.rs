@@ -135,6 +135,43 @@ const BILLING: &[&str] = &[
     "kredi",
     // Credit (nl), balance (ar).
     "tegoed",
+    // A balance or funds in ms, th, fa, uk, pl, cs, ro, hu, el, de, bn, ur, he, sw; a
+    // charge owed (vi): "Baki akaun tidak mencukupi", "Nedostatečný zůstatek na účtu".
+    "baki",
+    "ยอดเงิน",
+    "اعتبار",
+    "коштів",
+    "кошти",
+    "środk",
+    "zůstat",
+    "sold",
+    "soldul",
+    "egyenleg",
+    "υπόλοιπο",
+    "guthaben",
+    "ব্যালেন্স",
+    "بیلنس",
+    "יתרה",
+    "salio",
+    "cước",
+    // Payments and bills owed (zh-Hant, de, pl, es, pt, hu): "帳戶尚有未繳款項", "offene
+    // Rechnung", "nieopłaconej faktury", "pagos pendientes", "pagamentos em atraso", "havi
+    // költségkeret" (a spending cap).
+    "款項",
+    "繳款",
+    "付款",
+    "rechnung",
+    "zahlungsrückstand",
+    "faktura",
+    "faktury",
+    "fakturę",
+    "rachunek",
+    "rachunku",
+    "pago",
+    "pagos",
+    "pagamento",
+    "pagamentos",
+    "költségkeret",
     "رصيد",
     // An invoice, a payment (de, fr, es, pt): "Konto wegen offener Rechnungen gesperrt",
     // "suspendu pour cause d'impayé", "suspensa por falta de pagamento".
@@ -202,6 +239,13 @@ const BILLING: &[&str] = &[
     "tarifa",
     "předplatné",
     "gói dịch vụ",
+    // "Gói của bạn đã hết hạn", "Abonamentul a expirat", "Η συνδρομή σας έληξε",
+    // "Az előfizetésed lejárt", "המנוי שלך פג".
+    "gói của bạn",
+    "abonamentul",
+    "συνδρομ",
+    "előfizetés",
+    "מנוי",
     "이용권",
     "会员",
     "會員",
@@ -395,6 +439,31 @@ const SHORTAGE: &[&str] = &[
     "vypršelo",
     "समाप्त",
     "一時停止",
+    // Insufficient or owed in vi, th, cs, ro, hu, el, de, sv, fi, bn, he, sw ("Tài khoản của
+    // bạn đang nợ cước", "Nicht genügend Guthaben", "Salio lako halitoshi").
+    "nợ",
+    "ไม่เพียงพอ",
+    "nedostateč",
+    "insuficient",
+    "elegendő",
+    "ανεπαρκ",
+    "nicht genügend",
+    "nicht genug",
+    "otillräckl",
+    "ei riitä",
+    "পর্যাপ্ত",
+    "אין מספיק",
+    "halitoshi",
+    "haitoshi",
+    "未繳",
+    "غير مسدد",
+    "nieopłacon",
+    "offene",
+    "pendiente",
+    "pendientes",
+    "em atraso",
+    "en mora",
+    "elérte",
 ];
 
 /// What a model is called.
@@ -425,6 +494,9 @@ const MODEL: &[&str] = &[
     "โมเดล",
     "النموذج",
     "मॉडल",
+    // el, he (other scripts: no scan of an ASCII message pays for them).
+    "μοντέλο",
+    "המודל",
 ];
 
 /// More languages' words for a model (sv/no/da definite, ro, fi, el, bn, mr, tr), asked only
@@ -606,6 +678,16 @@ const MISSING: &[&str] = &[
     "not loaded",
     // LM Studio: "Model unloaded."
     "unloaded",
+    // "Cold start: weights for x are being pulled onto a GPU", "model 'x' is not installed on
+    // this server", "'x' is in closed beta".
+    "cold start",
+    "being pulled",
+    "not installed",
+    "not pulled",
+    "not downloaded",
+    "closed beta",
+    "private beta",
+    "private preview",
     "no models loaded",
     "no model is loaded",
     "not been loaded",
@@ -759,6 +841,20 @@ const MISSING: &[&str] = &[
     "הוצא משימוש",
     "אינו זמין",
     "belum diaktifkan",
+    // Not found or not there in ro, el, hu, fi, sv, cs, he ("Model nu a fost găsit", "Το
+    // μοντέλο δεν βρέθηκε", "A modell nem található").
+    "nu a fost găsit",
+    "nu există",
+    "δεν βρέθηκε",
+    "δεν υπάρχει",
+    "nem található",
+    "nem létezik",
+    "ei löytynyt",
+    "hittades inte",
+    "finns inte",
+    "nebyl nalezen",
+    "neexistuje",
+    "לא נמצא",
 ];
 
 /// What is too large when a prompt does not fit.
@@ -832,6 +928,9 @@ const SIZE: &[&str] = &[
     "bemenet",
     "contextului",
     "kontextfönster",
+    "είσοδος",
+    "kontekstin",
+    "syöte",
     // Compounds of context in sv, nl, de, da/no: "kontextgräns", "contextlengte".
     "kontextgräns",
     "kontextlängd",
@@ -1003,6 +1102,7 @@ const EXCESS: &[&str] = &[
     "πολύ μεγάλ",
     "πολύ μακρ",
     "υπερβαίνει",
+    "ylittää",
     "ארוך מדי",
     "ארוכה מדי",
     "חורג",
@@ -1025,6 +1125,12 @@ const EXCESS: &[&str] = &[
     // "That's too much text!", "too big for the AI to read at once".
     "too much",
     "too big",
+    // "the prompt (5,611 tokens) does not fit in the 4,096-token context", "61k tokens; this
+    // model accepts at most 32k per request".
+    "does not fit",
+    "accepts at most",
+    // "would be 140212 tokens, over the 128000 window".
+    "over the",
 ];
 
 /// Words of a rate window: a limit per minute is a rate limit, whatever grew too large.
@@ -1059,6 +1165,7 @@ const RATE_WINDOW: &[&str] = &[
     "slow down",
     "throttled",
     "throttling",
+    "burst limit",
 ];
 
 /// Permission words: "permission denied ... (or it may not exist)" is about the caller's rights,
@@ -1165,6 +1272,8 @@ const CONTENT: &[&str] = &[
     "obsah",
     "požadav",
     "tartalom",
+    "tartalm",
+    "sisältö",
     "kérés",
     "conținut",
     "cerere",
@@ -1207,6 +1316,8 @@ const CONTENT: &[&str] = &[
     "出力",
     // "This conversation was flagged as unsafe".
     "conversation",
+    // "It goes against our Acceptable Use Policy": what was asked, said by what it goes against.
+    "goes against",
 ];
 
 /// Why it was refused.
@@ -1215,6 +1326,11 @@ const SAFETY: &[&str] = &[
     "prompt guard",
     "usage policy",
     "usage policies",
+    "acceptable use",
+    // Kong's `ai-prompt-guard` ("prompt matched a deny pattern"), a firewall for AI's
+    // "prompt injection score 94 exceeds threshold".
+    "deny pattern",
+    "prompt injection",
     // Usage policy in es/pt, de.
     "política de uso",
     "políticas de uso",
@@ -1468,6 +1584,16 @@ const SAFETY: &[&str] = &[
     "ถูกบล็อก",
     "حظر",
     "अवरुद्ध",
+    // Blocked or filtered in ro, hu, fi, sv ("Conținutul a fost blocat de filtrul de
+    // siguranță", "Innehållet blockerades av säkerhetsfiltret").
+    "blocat",
+    "filtrul",
+    "blokkolta",
+    "szűrő",
+    "estettiin",
+    "suodat",
+    "blockerades",
+    "säkerhetsfilt",
     // Filters, blocks and moderation in cs, uz, hi, ja.
     "filtrem obsahu",
     "zablokován",
@@ -1618,6 +1744,13 @@ const SHORT_WINDOW: &[&str] = &[
     "tokens/minute",
     "tokens/min",
     "req/min",
+    // "Burst limit exceeded: 250 tokens/s sustained, 1000 burst".
+    "tokens/s",
+    "tokens/sec",
+    "requests/s",
+    "requests/sec",
+    "req/s",
+    "burst limit",
     // "リクエスト数が上限（60回/分）に達しました".
     "回/分",
     "次/分",
@@ -1881,6 +2014,56 @@ const LAPSED: &[&str] = &[
     "過期",
     "期限切れ",
     "만료",
+    // Ended or expired in more languages (vi, id, ms, th, ar, fa, tr, ru, uk, pl, cs, ro, hu,
+    // el, de, fr, es, pt, it, nl, sv, fi, hi, bn, ur, he, sw).
+    "đã hết",
+    "hết hạn",
+    "berakhir",
+    "tamat",
+    "สิ้นสุด",
+    "หมดอายุ",
+    "انتهت",
+    "به پایان",
+    "sona erdi",
+    "süresi doldu",
+    "закончил",
+    "истек",
+    "истёк",
+    "завершив",
+    "закінчи",
+    "dobiegł końca",
+    "wygasł",
+    "vypršel",
+    "a expirat",
+    "lejárt",
+    "έληξε",
+    "abgelaufen",
+    "beendet",
+    "terminé",
+    "expiré",
+    "finalizado",
+    "finalizada",
+    "terminado",
+    "terminada",
+    "expirado",
+    "expirada",
+    "terminou",
+    "expirou",
+    "terminata",
+    "terminato",
+    "scaduto",
+    "scaduta",
+    "verlopen",
+    "beëindigd",
+    "löpt ut",
+    "päättynyt",
+    "समाप्त",
+    "শেষ",
+    "ختم",
+    "הסתיימה",
+    "פג",
+    "imeisha",
+    "kimeisha",
 ];
 
 /// A billing word with a shortage word ("prepaid funds are depleted", "잔액이 부족합니다"), or a
@@ -1902,7 +2085,9 @@ pub fn quota(message: &str) -> Option<String> {
     {
         return None;
     }
-    if let Some((billing, shortage)) = near(message, BILLING, SHORTAGE) {
+    if let Some((billing, shortage)) =
+        near(message, BILLING, SHORTAGE).filter(|(b, _)| *b != "budget" || !time_budget(message))
+    {
         // "현재 요금제에서는 이 모델을 사용할 수 없습니다": a model the plan does not include,
         // not a plan used up.
         let bare_no = matches!(shortage, "ありません" | "없습니다");
@@ -1925,6 +2110,47 @@ pub fn quota(message: &str) -> Option<String> {
     }
     named_pair(message, PAY, PAID_FOR, "pay")
         .or_else(|| named_pair(message, LICENCE, LICENCE_LAPSED, "licence"))
+        .or_else(|| money_limit(message))
+}
+
+/// An amount of money beside a limit ("$10.02 used of $10.00 limit", "spent €49.99 of your
+/// €50 cap"): a spend cap, whatever the envelope calls it.
+fn money_limit(message: &str) -> Option<String> {
+    const CURRENCY: &[&str] = &["$", "€", "£", "¥", "￥"];
+    const LIMIT: &[&str] = &["limit", "cap", "used", "spent", "exceeded", "reached"];
+    // "more than $10 spent by this key in 60 seconds. Requests resume in 45s": a spend rate.
+    if timed_window_in(message)
+        || ["resume", "try again in", "retry in", "retry after"]
+            .iter()
+            .any(|w| has_phrase(message, w))
+    {
+        return None;
+    }
+    let bytes = message.as_bytes();
+    let amount = CURRENCY.iter().find_map(|c| {
+        super::occurrences(bytes, c.as_bytes())
+            .find(|at| bytes.get(at + c.len()).is_some_and(u8::is_ascii_digit))
+    })?;
+    LIMIT.iter().find_map(|w| {
+        word_offsets(message, w)
+            .find(|at| at.abs_diff(amount) <= NEAR)
+            .map(|_| format!("an amount of money beside \"{w}\""))
+    })
+}
+
+/// Whether a message's budget is one of time ("exceeded 59.9s budget", "latency budget").
+fn time_budget(message: &str) -> bool {
+    word_offsets(message, "budget").any(|at| {
+        let before = message.get(..at).unwrap_or_default().trim_end();
+        let last = before.rsplit(' ').next().unwrap_or_default();
+        ["time", "latency", "deadline"].contains(&last)
+            || last
+                .strip_suffix("ms")
+                .or_else(|| last.strip_suffix('s'))
+                .is_some_and(|n| {
+                    !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+                })
+    })
 }
 
 /// Whether a message asks for a payment ("Add more at claude.ai/settings/usage", "请充值余额"):
@@ -2735,6 +2961,49 @@ const PLAN: &[&str] = &[
     "poziom",
     "suscripción",
     "assinatura",
+    // A free trial in more languages ("Thời gian dùng thử đã hết", "Ваш пробный период
+    // закончился", "Votre essai gratuit est terminé", "תקופת הניסיון שלך הסתיימה").
+    "dùng thử",
+    "uji coba",
+    "percubaan",
+    "ทดลองใช้",
+    "التجريبية",
+    "آزمایشی",
+    "deneme",
+    "пробный",
+    "пробний",
+    "próbny",
+    "zkušební",
+    "probă",
+    "próbaidő",
+    "δοκιμή",
+    "δοκιμαστική",
+    "testzeitraum",
+    "testphase",
+    "testversion",
+    "essai gratuit",
+    "période d'essai",
+    "prueba gratuita",
+    "período de prueba",
+    "teste gratuito",
+    "período de teste",
+    "prova gratuita",
+    "periodo di prova",
+    "proefperiode",
+    "provperiod",
+    "kokeilujakso",
+    "kokeilujaksosi",
+    "परीक्षण",
+    // A subscription (ro, el, hu, he) lapses like a plan: "Abonamentul a expirat".
+    "abonament",
+    "abonamentul",
+    "συνδρομ",
+    "előfizetés",
+    "מנוי",
+    "ট্রায়াল",
+    "آزمائش",
+    "ניסיון",
+    "majaribio",
 ];
 
 /// Where a caller is.
@@ -2858,6 +3127,18 @@ const ALLOWANCE: &[&str] = &[
     "ஒதுக்கீடு",
     "வரம்பு",
     "kikomo",
+    // Inflected or spelt otherwise: "حصتك", "โควต้า", "місячний ліміт", "a havi keret",
+    // "המגבלה החודשית", "kuukausiraja", "maandlimiet".
+    "حصت",
+    "โควต้า",
+    "ліміт",
+    "keret",
+    "מגבלה",
+    "kuukausiraja",
+    "päiväraja",
+    "maandlimiet",
+    "daglimiet",
+    "giới hạn sử dụng",
     "limiet",
     "gräns",
     "gränsen",
@@ -3006,6 +3287,9 @@ const USED_UP: &[&str] = &[
     "esgotou",
     "таусыл",
     "tugadi",
+    // Reached or full (he, fi): "הגעת למגבלה", "Kuukausiraja on täynnä".
+    "הגעת",
+    "täynnä",
 ];
 
 /// Words of a rate: "Rate limit reached for requests" is a rate limit, however it is worded.
@@ -3492,6 +3776,14 @@ pub fn too_large(message: &str) -> Option<String> {
         "할당량",
         "квот",
     ];
+    // TGI's "Input validation error: `top_n_tokens` must be <= 5": the input is what was
+    // validated, not what is large; a prompt too large names its `inputs` ("`inputs` tokens +
+    // `max_new_tokens` must be <= 4096").
+    if let Some(rest) = message.strip_prefix("input validation error") {
+        return has_phrase(rest, "inputs")
+            .then(|| too_large(rest))
+            .flatten();
+    }
     // The pair first: most messages have none, and the guards below cost more than it.
     let (size, excess) = near(message, SIZE, EXCESS)?;
     if rate_window(message)
@@ -3511,6 +3803,8 @@ pub fn too_large(message: &str) -> Option<String> {
             .any(|t| has_phrase(message, t))
         // "batch size ... should not be larger than 20": a count of inputs per call.
         || has_phrase(message, "batch size")
+        // "prompt injection score 94 exceeds threshold": a guard's score, not a size.
+        || has_phrase(message, "threshold")
         // Pydantic's "temperature: Input should be less than or equal to 2": a field's value.
         || has_phrase(message, "input should be")
         // "Invalid 'tools': array too long. Expected an array with maximum length 128": a
@@ -3677,6 +3971,12 @@ pub fn refusal(message: &str) -> Option<String> {
     {
         return None;
     }
+    // "Request blocked by AWS WAF (rule AWSManagedRulesAmazonIpReputationList)", "Azure WAF:
+    // The request is blocked": a web firewall's verdict on where the call comes from, unless it
+    // names what the prompt held (read below as a guard's words).
+    if has_phrase(message, "waf") && first(message, GUARDRAIL).is_none() {
+        return None;
+    }
     // "Request body violates schema", "Unrecognized request argument supplied: moderation": a
     // request's shape, whatever word it names.
     const SHAPE: &[&str] = &[
@@ -3820,6 +4120,16 @@ const CREDENTIAL: &[&str] = &[
     "licence key",
     // The caller's session, an access token or a signature ("Your session has expired",
     // "세션이 만료되었습니다", "Подпись запроса неверна"); not a session id a request names.
+    // Keys in ro, el, no, hu, fi, sl, sk, cs: "Cheia API a expirat", "Μη έγκυρο κλειδί API".
+    "cheia api",
+    "cheie api",
+    "κλειδί api",
+    "api-nøkkel",
+    "api-kulcs",
+    "api-avain",
+    "ključ api",
+    "api kľúč",
+    "api klíč",
     "your session",
     "votre session",
     "tu sesión",
@@ -3836,6 +4146,8 @@ const TEXT: &[&str] = &["prompt", "vocabulary", "tokenizer"];
 /// Whether a message's "token" is a piece of text ("Invalid token in prompt: 123456").
 pub fn text_token(message: &str) -> bool {
     near(message, &["token"], TEXT).is_some()
+        // A JSON parser's "Unexpected token } at position 214".
+        || has_phrase(message, "unexpected token")
 }
 
 /// It does not hold.
@@ -3853,6 +4165,8 @@ const REJECTED: &[&str] = &[
     "missing",
     "no longer valid",
     "not valid",
+    "not recognised",
+    "not recognized",
     "malformed",
     "not found",
     "could not find",
@@ -3936,6 +4250,22 @@ const REJECTED: &[&str] = &[
     "期限切れ",
     "실패했",
     "a expiré",
+    // Invalid or expired in ro, el, no, hu, fi, sl, sk/cs, pl, vi, tr.
+    "a expirat",
+    "nu este valid",
+    "έληξε",
+    "μη έγκυρ",
+    "ugyldig",
+    "utløpt",
+    "érvénytelen",
+    "lejárt",
+    "virheellinen",
+    "vanhentunut",
+    "ni veljaven",
+    "neplatn",
+    "wygasł",
+    "hết hạn",
+    "süresi doldu",
 ];
 
 /// A credential word with a rejection word ("Access token invalid or no longer valid",
@@ -3945,6 +4275,10 @@ pub fn credential_rejected(message: &str) -> Option<String> {
         return None;
     }
     let (credential, rejected) = near(message, CREDENTIAL, REJECTED)?;
+    // "dùng hết hạn mức token" (vi: the token allowance used up) holds "hết hạn" (expired).
+    if rejected == "hết hạn" && message.contains("hạn mức") {
+        return None;
+    }
     // A thinking block's signature ("Thought signature is not valid", "Invalid `signature` in
     // `thinking` block") is the model's output sent back, not the caller's credential.
     if credential == "signature" && ["thought", "thinking"].iter().any(|w| message.contains(w)) {
@@ -4286,6 +4620,8 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
             "arrear",
             "charge",
             "spendlimit",
+            // `spending_limit_reached`.
+            "spendinglimit",
             "fund",
             "trial",
             "daily",
@@ -4386,6 +4722,8 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
             // `TOO_FREQUENT`, `request_too_frequent`.
             "frequent",
             "slowdown",
+            // DashScope's `limit_requests` ("You exceeded your current requests list").
+            "limitrequests",
         ],
         ErrorClass::RateLimited,
     ),
@@ -4424,6 +4762,10 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
             "tokenexpired",
             "expiredtoken",
             "ipnotallowed",
+            // `AUTH_FAILED`, `referrer_blocked` (a key kept to its web origins).
+            "authfail",
+            "referer",
+            "referrer",
         ],
         ErrorClass::Auth,
     ),
@@ -4831,6 +5173,62 @@ const REQUEST_FAULT: &[&str] = &[
     "nieobsługiwan",
     "desteklenmiyor",
     "bilinmeyen",
+    // Required, missing or not supported in ja, vi, sv, de, fr, es, pt, nl, pl, cs, ru, uk,
+    // tr, ko, ar, hi, el, he, ro ("Pflichtfeld fehlt: messages", "Obligatoriskt fält saknas",
+    // "Định dạng tệp không được hỗ trợ", "temperature と top_p は同時に指定できません").
+    "指定できません",
+    "必須",
+    "サポートされていない",
+    "không được hỗ trợ",
+    "thiếu",
+    "bắt buộc",
+    "obligatorisk",
+    "saknas",
+    "pflichtfeld",
+    "fehlt",
+    "obligatoire",
+    "manquant",
+    "manquante",
+    "obligatorio",
+    "no compatible",
+    "obrigatório",
+    "obrigatória",
+    "ausente",
+    "verplicht",
+    "ontbreekt",
+    "wymagany",
+    "wymagane",
+    "wymaganego",
+    "wymagana",
+    "povinné",
+    "povinný",
+    "povinná",
+    "chybí",
+    "обязательн",
+    "отсутствует",
+    "неподдерживаем",
+    "обов'язков",
+    "відсутн",
+    "zorunlu",
+    "eksik",
+    "desteklenmeyen",
+    "필수",
+    "누락",
+    "지원되지 않",
+    "مطلوب",
+    "مفقود",
+    "आवश्यक",
+    "υποχρεωτικ",
+    "λείπει",
+    "חובה",
+    "חסר",
+    "obligatoriu",
+    "lipsește",
+    // A value out of its range: "harus antara 0 dan 2", "должен быть от 0 до 2".
+    "harus",
+    "должен",
+    "debe estar",
+    "debe ser",
 ];
 
 /// A word of a request not taken as sent, in any message.

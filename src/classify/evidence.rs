@@ -831,14 +831,17 @@ impl Evidence {
                     self.has_error_envelope = true;
                     read(self, error);
                 }
-                // `{"erreur": "service_surcharge", "message": "..."}`: a code.
+                // `{"erreur": "service_surcharge", "message": "..."}`: a code, and the local
+                // words beside it (`{"fehler": "ZAHLUNGSRUECKSTAND", "meldung": "..."}`).
                 Value::String(text) if is_code_word(text) => {
                     self.has_error_envelope = true;
                     self.push_code("code", text.clone());
+                    read(self, map);
                 }
                 Value::String(text) if !text.trim().is_empty() => {
                     self.has_error_envelope = true;
                     self.read_text(text, depth);
+                    read(self, map);
                 }
                 _ => {}
             }
@@ -1633,10 +1636,22 @@ impl Evidence {
         };
         let read = self.items_read();
         self.read_object(&inner, depth + 1);
+        let said = self.items_read() != read;
+        // An app's own error object with nothing but its type and figures (LibreChat's
+        // `{"type": "token_balance", "balance": 214, "tokenCost": 6250}`): the type is its code,
+        // and the text around it is still read.
+        if !said {
+            if let Some(kind) = inner.get("type").and_then(Value::as_str).filter(|t| {
+                !["error", "message", "object", "text"].contains(t)
+                    && (is_code_word(t)
+                        || (t.len() >= 4 && t.bytes().all(|b| b.is_ascii_lowercase())))
+            }) {
+                self.push_code("type", kind.to_owned());
+            }
+        }
         if self.inner_status.is_none() {
             self.inner_status = status_in_words(before);
         }
-        let said = self.items_read() != read;
         match object_end(body).and_then(|end| body.get(end..)) {
             Some(after) if said && after.trim().is_empty() => Cow::Borrowed(before),
             // A sentence's end where the body was: words on either side are not near.
@@ -1692,6 +1707,11 @@ impl Evidence {
         // name is a code.
         if let Some(name) = exception_named_in(message) {
             self.push_code("message.exception", name.to_owned());
+        }
+        // A code that heads the text ("RATE_LIMIT: only 1 in-flight request ...",
+        // "deadline_exceeded: inference call to shard-7 ...").
+        if let Some(code) = code_heading(message) {
+            self.push_code("message.prefix", code.to_owned());
         }
         // grpc-go's status in the text ("rpc error: code = PermissionDenied desc = ..."): the
         // canonical code, in Google's spelling (`permission_denied`).
@@ -1762,6 +1782,8 @@ const TASK_FAILURE_TEXT: &[&str] = &[
     "error_message",
     "ErrorMessage",
     "reason",
+    // LibreChat's `{"error": true, "text": "{\"type\": \"token_balance\", ...}"}`.
+    "text",
 ];
 
 /// A task or job whose status says it ran out of time (RunPod `TIMED_OUT`).
@@ -1843,6 +1865,8 @@ fn says_failed(map: &Map<String, Value>) -> bool {
                 "erreur", "fehler", "ошибка", "błąd", "blad", "hata", "chyba", "fout",
                 // Failed or an error in ko, th, ar, vi, fr, it.
                 "실패", "ผิดพลาด", "خطأ", "فشل", "lỗi", "thất bại", "échec", "fallito",
+                // A request turned away (`{"status": "rejected", "reason": "nsfw", ...}`).
+                "rejected", "refused", "denied",
             ]
                 .iter()
                 .any(|w| s.eq_ignore_ascii_case(w))
@@ -1957,6 +1981,7 @@ const LOCAL_ERROR_KEYS: &[&str] = &[
     "fejl",
     "feil",
     "błąd",
+    "blad",
     "chyba",
     "erreur",
     "errore",
@@ -2502,6 +2527,32 @@ fn split_camel(name: &str, sep: char, out: &mut String) {
 fn exception_named_in(message: &str) -> Option<&str> {
     let name = class_name_ending(message, message.find("Exception")?, "Exception")?;
     (name.len() > "Exception".len()).then_some(name)
+}
+
+/// The code before a text's first colon: upper-case words joined by `_` (`RATE_LIMIT`,
+/// `RESOURCE_EXHAUSTED`), or lower-case ones that end in a state (`deadline_exceeded`); not a
+/// field a validator names (`api_key: Extra inputs are not permitted`).
+fn code_heading(message: &str) -> Option<&str> {
+    const STATES: &[&str] = &[
+        "_exceeded",
+        "_exhausted",
+        "_limit",
+        "_limited",
+        "_denied",
+        "_unavailable",
+        "_timeout",
+        "_expired",
+        "_failed",
+        "_overloaded",
+    ];
+    let (head, _) = message.split_once(':')?;
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let shaped = (4..=48).contains(&head.len())
+        && head.contains('_')
+        && head.bytes().all(word)
+        && head.bytes().next().is_some_and(|b| b.is_ascii_alphabetic());
+    let upper = !head.bytes().any(|b| b.is_ascii_lowercase());
+    (shaped && (upper || STATES.iter().any(|s| head.ends_with(s)))).then_some(head)
 }
 
 /// The class name (letters and digits) that ends with `suffix` found at byte `at` of `message`,

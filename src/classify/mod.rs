@@ -508,7 +508,8 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
 /// The decision of a code a table lists. A numeric code means what its provider's table says
 /// (Zhipu's 1301 is a refusal), and another provider may use the number for something else:
 /// where the words and the status agree on another class ("Tokens per minute limit exceeded" at
-/// 429 under `"code": "1301"`), they decide.
+/// 429 under `"code": "1301"`; a 429 is a stop's status too: "Monthly tokens limit exceeded"),
+/// they decide.
 fn code_decides(
     class: ErrorClass,
     code: &evidence::Code,
@@ -516,14 +517,42 @@ fn code_decides(
     status: u16,
 ) -> Decision {
     let decision = (class, format!("{}={}", code.field, code.value));
+    // JSON-RPC's reserved codes say only which side failed (`-32602` invalid params, MCP's
+    // `-32001`): any words that decide ("Prompt exceeds maximum context", "Session token
+    // expired") say more.
+    if code.value.starts_with("-32") {
+        return match by_words(evidence, status) {
+            Some((class, words)) if class != decision.0 => {
+                (class, format!("{words} over {}", decision.1))
+            }
+            _ => decision,
+        };
+    }
     if !code.value.bytes().all(|b| b.is_ascii_digit()) {
         return decision;
     }
     match by_words(evidence, status) {
-        Some((class, words)) if class != decision.0 && by_status(status, evidence).0 == class => (
-            class,
-            format!("{words} and status={status} over {}", decision.1),
-        ),
+        Some((class, words))
+            if class != decision.0
+                && (by_status(status, evidence).0 == class
+                    || (status == 429 && class == ErrorClass::QuotaExhausted)) =>
+        {
+            (
+                class,
+                format!("{words} and status={status} over {}", decision.1),
+            )
+        }
+        // A limit of a day or a month at 429 ("Monthly tokens limit exceeded"): a stop, whatever
+        // another provider's number means.
+        _ if status == 429
+            && decision.0 != ErrorClass::QuotaExhausted
+            && long_window_stated(evidence) =>
+        {
+            (
+                ErrorClass::QuotaExhausted,
+                format!("status=429 and a long window over {}", decision.1),
+            )
+        }
         _ => decision,
     }
 }
@@ -551,12 +580,55 @@ fn plain_soft_error(status: u16, evidence: &Evidence) -> Decision {
             return (class, reason);
         }
     }
+    if evidence.html_page {
+        return html_page_at_success(status, evidence).unwrap_or_else(ok);
+    }
     if !evidence.plain_line {
         return ok();
     }
     by_words(evidence, status)
         .map(|(class, r)| (class, format!("status={status}, plain-text body, {r}")))
         .unwrap_or_else(ok)
+}
+
+/// An HTML page where an API's answer should be: no model wrote it. A single sign-on proxy's
+/// or a captive portal's sign-in page is a credential the call lacks; a maintenance page, the
+/// service down for now. Any other page says nothing of a failure.
+fn html_page_at_success(status: u16, evidence: &Evidence) -> Option<Decision> {
+    const SIGN_IN: &[&str] = &[
+        "sign in",
+        "sign-in",
+        "log in",
+        "login",
+        "single sign-on",
+        "anmeldung",
+        "anmelden",
+        "iniciar sesión",
+        "connexion",
+        "ログイン",
+        "登录",
+        "登錄",
+        "로그인",
+    ];
+    const MAINTENANCE: &[&str] = &[
+        "maintenance",
+        "维护",
+        "維護",
+        "メンテナンス",
+        "점검",
+        "wartung",
+        "mantenimiento",
+    ];
+    fn named<'w>(evidence: &Evidence, words: &[&'w str]) -> Option<&'w str> {
+        evidence
+            .messages
+            .iter()
+            .find_map(|m| words.iter().find(|w| has_phrase(m, w)).copied())
+    }
+    let page = |class, word: &str| (class, format!("status={status}, an HTML page, \"{word}\""));
+    named(evidence, SIGN_IN)
+        .map(|w| page(ErrorClass::Auth, w))
+        .or_else(|| named(evidence, MAINTENANCE).map(|w| page(ErrorClass::Overloaded, w)))
 }
 
 /// What the words alone say, in the order `settle` reads them (without the codes it reads
@@ -1043,13 +1115,22 @@ fn single_request_over_window(evidence: &Evidence) -> Option<String> {
         "por sí solo",
         "una sola solicitud",
         "una sola petición",
+        // "Request of 58,000 tokens is larger than your org's 40,000 TPM limit and can never
+        // be served".
+        "never be served",
+        "never succeed",
     ];
     const TOKENS: &[&str] = &["token", "토큰", "トークン"];
     if !concepts::per_minute_limit_in(&evidence.messages) {
         return None;
     }
+    // "请降低单次请求 token 数或稍后重试": a wait is offered, so the window is what is full.
+    const LATER: &[&str] = &["稍后", "稍後", "later"];
     evidence.messages.iter().find_map(|m| {
         let alone = phrase_of(m, ALONE)?;
+        if phrase_of(m, LATER).is_some() {
+            return None;
+        }
         TOKENS
             .iter()
             .any(|t| m.contains(t))
@@ -1499,7 +1580,9 @@ fn model_studio_throttle(code: &evidence::Code, evidence: &Evidence) -> Option<D
 fn is_model_studio_throttle(code: &evidence::Code, evidence: &Evidence) -> bool {
     let messages = &evidence.messages;
     let listed = match code.value.as_str() {
-        "throttling.allocationquota" => true,
+        // Model Studio's `limit_requests` ("You have exceeded your current request limit"):
+        // its requests per minute.
+        "throttling.allocationquota" | "limit_requests" => true,
         "insufficient_quota" => messages
             .iter()
             .any(|m| m.contains("aliyun.com/") || m.contains("alibabacloud.com/")),
@@ -2301,6 +2384,19 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
             ErrorClass::Overloaded,
         ),
         (
+            // A sign-in to renew ("登录状态已超时，请重新登录"): the session, not the call, ran
+            // out of time.
+            &[
+                "重新登录",
+                "重新登錄",
+                "再ログイン",
+                "다시 로그인",
+                "log in again",
+                "sign in again",
+            ],
+            ErrorClass::Auth,
+        ),
+        (
             &[
                 "timed out",
                 "timeout",
@@ -2370,6 +2466,28 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "waktu permintaan habis",
                 "انتهت مهلة",
                 "duurde te lang",
+                // The reply waited for ran out (uk, ru: "після 60 с очікування відповіді").
+                "очікування відповіді",
+                "ожидания ответа",
+                // The time allowed ran out (vi, id, fa, de, fr, pt, el, he, ro, hi: "Yêu cầu đã
+                // hết thời gian", "Permintaan melebihi batas waktu", "Die Anfrage hat das
+                // Zeitlimit überschritten", "Λήξη χρονικού ορίου αιτήματος").
+                "yêu cầu đã hết thời gian",
+                "quá thời gian chờ",
+                "melebihi batas waktu",
+                "مهلت درخواست",
+                "زمان انتظار",
+                "zeitlimit überschritten",
+                "zeitlimit wurde überschritten",
+                "la requête a expiré",
+                "tempo esgotado",
+                "λήξη χρονικού ορίου",
+                "υπέρβαση χρονικού ορίου",
+                "הזמן שהוקצב",
+                "cererea a expirat",
+                "timpul de așteptare",
+                "समय सीमा समाप्त",
+                "का समय समाप्त",
             ],
             ErrorClass::Timeout,
         ),
@@ -2412,6 +2530,12 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "invalid token",
                 // AWS IAM: "User: arn:... is not authorized to perform: bedrock:InvokeModel".
                 "not authorized to perform",
+                // A web firewall's block of where the call comes from ("Request blocked by AWS
+                // WAF (rule ...IpReputationList)"), not of what it says.
+                "aws waf",
+                "azure waf",
+                "web application firewall",
+                "blocked by waf",
                 "authorization header",
                 "authorization 헤더",
                 "request not allowed",
@@ -2684,6 +2808,14 @@ fn by_status(status: u16, evidence: &Evidence) -> Decision {
                 return (
                     ErrorClass::RateLimited,
                     format!("status={status}, an error envelope, a short window"),
+                );
+            }
+            // The caller's requests in flight ("4 requests in flight; your key allows 4
+            // concurrent"): finishing one frees a slot.
+            if concepts::concurrency_in(&evidence.messages) {
+                return (
+                    ErrorClass::RateLimited,
+                    format!("status={status}, an error envelope, requests in flight"),
                 );
             }
             return match concepts::request_fault_in(&evidence.messages) {
@@ -3195,6 +3327,8 @@ const LONG_WINDOW: &[&str] = &[
     "monatlichen",
     "monatliches",
     "monatslimit",
+    "maandlimiet",
+    "daglimiet",
     "tageskontingent",
     "monatskontingent",
     // nl: daily, monthly.
@@ -3227,6 +3361,7 @@ const LONG_WINDOW: &[&str] = &[
     "hằng tháng",
     "tháng này",
     "mỗi ngày",
+    "trong ngày",
     "суточн",
     "месячн",
     "на текущий месяц",
@@ -3410,6 +3545,11 @@ const HOUR_UNITS: &[&str] = &[
 const OTHER_UNITS: &[&str] = &[
     "days",
     "day",
+    // "5000 requests per 1d", "1440分钟内最多请求500次", "86400秒内".
+    "d",
+    "分钟",
+    "分鐘",
+    "秒",
     "天",
     "일",
     "tage",
@@ -3475,19 +3615,19 @@ fn long_window_in(message: &str) -> Option<String> {
         let rest = message.get(i..).unwrap_or_default();
         let rest = rest.trim_start_matches([' ', '-']);
         let unit = HOUR_UNITS.iter().chain(OTHER_UNITS).copied().find(|u| {
+            let after = rest.as_bytes().get(u.len());
             rest.starts_with(u)
-                && (!u.is_ascii()
-                    || rest
-                        .as_bytes()
-                        .get(u.len())
-                        .is_none_or(|b| !b.is_ascii_alphanumeric()))
+                && (!u.is_ascii() || after.is_none_or(|b| !b.is_ascii_alphanumeric()))
+                // A bare `d` ("per 1d") only as a word of its own: not a segment of a hex id
+                // ("0137b15c-16bf-490d-9f90").
+                && (*u != "d" || (after.is_none_or(|b| b" .,;)".contains(b)) && !hex_id_at(bytes, start)))
         });
         if let (Some(unit), false, false) = (unit, preceded_by_word, is_wait) {
             let hours = HOUR_UNITS.contains(&unit);
             // A window stated in seconds or minutes ("per 86400s window"): three hours or more.
             let least = match unit {
-                "seconds" | "second" | "secs" | "sec" | "s" => 3 * 3600,
-                "minutes" | "minute" | "mins" | "min" => 3 * 60,
+                "seconds" | "second" | "secs" | "sec" | "s" | "秒" => 3 * 3600,
+                "minutes" | "minute" | "mins" | "min" | "分钟" | "分鐘" => 3 * 60,
                 _ if hours => 3,
                 _ => 1,
             };
@@ -3497,6 +3637,14 @@ fn long_window_in(message: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// Whether the digits at `start` belong to a hex id: a `-` or a hex letter before them.
+fn hex_id_at(bytes: &[u8], start: usize) -> bool {
+    start
+        .checked_sub(1)
+        .and_then(|b| bytes.get(b))
+        .is_some_and(|b| *b == b'-' || b.is_ascii_hexdigit())
 }
 
 /// A CJK period glued to a limit word ("日限额已用完", "月間上限", "일일 한도"): the limit of a

@@ -7960,12 +7960,12 @@ fn envelopes_in_local_words_are_read_by_their_codes_and_messages() {
             r#"{"erreur":"service_surcharge","message":"Le modèle est actuellement surchargé. Veuillez réessayer plus tard."}"#,
             Overloaded,
         ),
-        // A success flagged `"error": true` whose text holds no local words stays a success
-        // of the stream (LibreChat's token balance event).
+        // LibreChat's final event flagged `"error": true`: its text is the app's own error
+        // object, a balance below the call's cost.
         (
             200,
             r#"data: {"final":true,"error":true,"text":"{\"type\":\"token_balance\",\"balance\":412,\"tokenCost\":18240,\"generations\":[]}"}"#,
-            Ok,
+            QuotaExhausted,
         ),
     ]);
 }
@@ -8920,6 +8920,310 @@ fn plans_ended_sessions_refused_and_filters_in_more_languages_are_read() {
             429,
             r#"{"message":"Our AI is resting until tomorrow: you have used today's 50 answers."}"#,
             QuotaExhausted,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn trials_balances_and_bills_owed_in_more_languages_are_stops() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            200,
+            r#"{"code":1,"msg":"Thời gian dùng thử của bạn đã hết, vui lòng nâng cấp"}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Ihr Testzeitraum ist abgelaufen."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"Vaše zkušební verze vypršela dne 3. 5."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Недостатньо коштів на балансі."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Ανεπαρκές υπόλοιπο. Φορτίστε τον λογαριασμό σας."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Nicht genügend Guthaben für diese Anfrage."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"ok":false,"msg":"Salio lako halitoshi kwa ombi hili"}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"fehler":"KONTO_GESPERRT","meldung":"Bitte begleichen Sie die offene Rechnung vom 1. März."}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"帳戶有未繳款項，請先繳清後再使用"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"Sua conta tem pagamentos em atraso."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Elérte a havi költségkeretet."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Limit reached.","code":"spending_limit_reached"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"ok":false,"error":{"message":"Spent $5.10 of the $5.00 limit for this key"}}"#,
+            QuotaExhausted,
+        ),
+        // A spend rate, not a cap: a wait lifts it.
+        (
+            429,
+            r#"{"error":{"message":"More than $2 spent by this key in 10 seconds; retry in 8s."}}"#,
+            RateLimited,
+        ),
+        // Keys expired or refused, not plans (ro, el, tr, vi).
+        (
+            200,
+            r#"{"success":false,"message":"Cheia API a expirat"}"#,
+            Auth,
+        ),
+        (
+            200,
+            r#"{"success":false,"message":"Μη έγκυρο κλειδί API"}"#,
+            Auth,
+        ),
+        (
+            200,
+            r#"{"success":false,"message":"API anahtarının süresi doldu"}"#,
+            Auth,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Bạn đã dùng hết hạn mức token của tháng này."}}"#,
+            QuotaExhausted,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn fields_timeouts_windows_and_codes_of_other_shapes_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            200,
+            r#"{"success":false,"message":"Pflichtfeld fehlt: model"}"#,
+            BadRequest,
+        ),
+        (
+            200,
+            r#"{"result":"NG","message":"max_tokens は必須です"}"#,
+            BadRequest,
+        ),
+        (
+            200,
+            r#"{"ok":false,"msg":"Λείπει το υποχρεωτικό πεδίο model"}"#,
+            BadRequest,
+        ),
+        (
+            200,
+            r#"{"success":false,"message":"Permintaan melebihi batas waktu 60 detik"}"#,
+            Timeout,
+        ),
+        (
+            200,
+            r#"{"success":false,"message":"Das Zeitlimit wurde überschritten (30 s)."}"#,
+            Timeout,
+        ),
+        (
+            401,
+            r#"{"error":{"message":"登录状态已超时，请重新登录"}}"#,
+            Auth,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"您已达到请求数限制：720分钟内最多请求100次","code":"model_request_rate_limited"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"您已达到请求数限制：5分钟内最多请求100次","code":"model_request_rate_limited"}}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Limit: 2000 requests per 1d reached for this key."}}"#,
+            QuotaExhausted,
+        ),
+        // A segment of an id is no window of days.
+        (
+            429,
+            r#"{"error":{"type":"rate_limit_error","message":"Rate limit of 60 requests per minute (org 0137b15c-16bf-490d-9f90-8cfd7e325ec0)."}}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Weekly token limit exceeded for this workspace.","code":"1301"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"ok":false,"error":{"message":"3 requests already running; this key allows 3 concurrent"}}"#,
+            RateLimited,
+        ),
+        (
+            200,
+            r#"{"error":{"code":"limit_requests","message":"You exceeded your current requests list."}}"#,
+            RateLimited,
+        ),
+        (
+            422,
+            r#"{"error":"Input validation error: `top_n_tokens` must be <= 10. Given: 20","error_type":"validation"}"#,
+            BadRequest,
+        ),
+        (
+            422,
+            r#"{"error":"Input validation error: `inputs` tokens + `max_new_tokens` must be <= 8192. Given: 8000 `inputs` tokens and 500 `max_new_tokens`","error_type":"validation"}"#,
+            ContextOverflow,
+        ),
+        (
+            401,
+            r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32001,"message":"Session token expired"}}"#,
+            Auth,
+        ),
+        (
+            400,
+            r#"{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"Prompt exceeds maximum context of model: 8192 tokens"}}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"error":"RATE_LIMIT: only 2 in-flight requests allowed per session"}"#,
+            RateLimited,
+        ),
+        (
+            503,
+            r#"{"error":"deadline_exceeded: call to shard-3 exceeded 30s budget"}"#,
+            Timeout,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"Burst limit exceeded: 500 tokens/s sustained.","type":"rate_limit"}}"#,
+            RateLimited,
+        ),
+        (
+            400,
+            r#"{"error":"Invalid JSON: Unexpected token ] at position 88"}"#,
+            BadRequest,
+        ),
+        (
+            200,
+            r#"{"text":"Request timed out.","error":true}"#,
+            Timeout,
+        ),
+        (
+            403,
+            r#"{"message":"{\"type\":\"token_balance\",\"balance\":12,\"tokenCost\":900}"}"#,
+            QuotaExhausted,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn pages_guards_refusals_and_models_in_more_words_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            200,
+            r#"<!DOCTYPE html><html><head><title>Sign in to your account</title></head><body><form action="/login"><p>Use your work account.</p></form></body></html>"#,
+            Auth,
+        ),
+        (
+            200,
+            r#"<!DOCTYPE html><html><head><title>Maintenance</title></head><body><h1>Down for maintenance</h1><p>Back at 14:00 UTC.</p></body></html>"#,
+            Overloaded,
+        ),
+        (
+            403,
+            r#"{"message":"Request blocked by AWS WAF (rule IpReputationList)."}"#,
+            Auth,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"Blocked: prompt injection score 91 exceeds threshold."}}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"detail":"That request goes against our Acceptable Use Policy."}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"model 'qwen3:72b' is not installed on this server"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Το μοντέλο δεν βρέθηκε"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"A modell nem található"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            200,
+            r#"{"success":false,"message":"Conținutul a fost blocat de filtrul de siguranță"}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"success":false,"message":"Innehållet blockerades av säkerhetsfiltret"}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"ERROR: the prompt (9,120 tokens) does not fit in the 8,192-token context of this model"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Syöte ylittää kontekstin enimmäispituuden"}}"#,
+            ContextOverflow,
+        ),
+        (
+            413,
+            r#"{"error":{"message":"Request of 90,000 tokens is larger than your 60,000 TPM limit and can never be served."}}"#,
+            ContextOverflow,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"TPM 超限：每分钟 token 用量已达配额，请降低单次请求 token 数或稍后重试"}}"#,
+            RateLimited,
+        ),
+        (
+            200,
+            r#"{"status":"rejected","reason":"nsfw","message":"The generated image was flagged as NSFW and discarded."}"#,
+            ContentPolicy,
         ),
     ]);
 }
