@@ -2120,9 +2120,16 @@ fn money_limit(message: &str) -> Option<String> {
     const LIMIT: &[&str] = &["limit", "cap", "used", "spent", "exceeded", "reached"];
     // "more than $10 spent by this key in 60 seconds. Requests resume in 45s": a spend rate.
     if timed_window_in(message)
-        || ["resume", "try again in", "retry in", "retry after"]
-            .iter()
-            .any(|w| has_phrase(message, w))
+        || [
+            "resume in",
+            "resumes in",
+            "resume automatically",
+            "try again in",
+            "retry in",
+            "retry after",
+        ]
+        .iter()
+        .any(|w| has_phrase(message, w))
     {
         return None;
     }
@@ -2248,6 +2255,8 @@ const CONCURRENT: &[&str] = &[
     "동시 실행",
     "동시 접속",
     "parallel request",
+    // "you already have 2 generations running; your plan allows 2 at a time".
+    "at a time",
     // Requests at the same time in es, pt, fr, de, it, nl, tr, pl.
     "concurrencia",
     "concurrentes",
@@ -2405,7 +2414,16 @@ pub fn retry_days_later(message: &str) -> Option<String> {
 }
 
 /// Words before the day a limit comes back ("resets nov 1", "renews on december 1st").
-const RESETS_ON: &[&str] = &["resets", "reset on", "renews", "refreshes", "refills"];
+const RESETS_ON: &[&str] = &[
+    "resets",
+    "reset on",
+    "renews",
+    "refreshes",
+    "refills",
+    // "Next allowance opens on 1 May", "requests will resume on the 1st".
+    "opens on",
+    "resume on",
+];
 
 const MONTHS: &[&str] = &[
     "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
@@ -2421,6 +2439,16 @@ pub fn reset_date_in(message: &str) -> Option<String> {
             let rest = rest.strip_prefix("on ").unwrap_or(rest);
             if let Some(date) = iso_day(rest).or_else(|| slash_day(rest)) {
                 return Some(format!("{date} reset"));
+            }
+            // The day first ("opens on 1 June", "resets on 15th March").
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            if (1..=2).contains(&digits) {
+                let after = rest.get(digits..)?;
+                let after = ["st ", "nd ", "rd ", "th ", " "]
+                    .iter()
+                    .find_map(|s| after.strip_prefix(s))?;
+                let month = MONTHS.iter().find(|m| after.starts_with(*m))?;
+                return Some(format!("{} {month} reset", rest.get(..digits)?));
             }
             let month = MONTHS.iter().find(|m| rest.starts_with(*m))?;
             let name_end = rest.find(' ')?;
@@ -2516,7 +2544,14 @@ pub fn model_missing(message: &str) -> Option<String> {
         return None;
     }
     if let Some((model, missing)) = near(message, MODEL, MISSING) {
-        return Some(format!("concept model \"{model}\" + \"{missing}\""));
+        // "error loading model: unable to allocate CUDA0 buffer": the machine's memory, not
+        // the model, failed.
+        if !["allocate", "out of memory"]
+            .iter()
+            .any(|w| has_phrase(message, w))
+        {
+            return Some(format!("concept model \"{model}\" + \"{missing}\""));
+        }
     }
     model_lacks_capability(message)
         .or_else(|| model_needs_plan(message))
@@ -3388,8 +3423,9 @@ fn used_up_in(messages: &[String], family: &[&str], name: &str) -> Option<String
 /// A word of `family` near a word of `used` in some message, when no message speaks of a rate
 /// or a short window.
 fn used_in(messages: &[String], family: &[&str], used: &[&str], name: &str) -> Option<String> {
-    // "Maximum content size limit (26214400) exceeded (26843611 bytes read)": a body's size.
-    const SIZE_LIMIT: &[&str] = &["size limit", "bytes"];
+    // "Maximum content size limit (26214400) exceeded (26843611 bytes read)": a body's size;
+    // "exceeded retry limit, last status: 503": a client's own retries.
+    const SIZE_LIMIT: &[&str] = &["size limit", "bytes", "retry limit"];
     let rate = |m: &String| {
         speaks_of_rate(m) || first(m, CONCURRENT).is_some() || first(m, SIZE_LIMIT).is_some()
     };
@@ -4680,6 +4716,13 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
             "closedendpoint",
             // Still starting (`ENDPOINT_NOT_READY`, `ModelNotReady`).
             "notready",
+            // Kept from this caller: `model_access_not_granted`, `model_not_permitted_for_org`,
+            // `model_not_in_group`, `model_suspended`, `model_requires_enterprise`.
+            "modelaccess",
+            "modelnot",
+            "modelsuspended",
+            "modelrequires",
+            "modelrestricted",
         ],
         ErrorClass::ModelUnavailable,
     ),
@@ -4997,6 +5040,11 @@ pub fn capacity(message: &str) -> Option<String> {
     // A token bucket's capacity is the caller's rate limit ("Token bucket empty (capacity 40000
     // tokens, refill 40000/min)").
     if has_phrase(message, "bucket") {
+        return None;
+    }
+    // "busy: you already have 2 jobs running; your plan allows 2 at a time": the caller's own
+    // work in flight, which finishing frees.
+    if has_phrase(message, "you already have") && first(message, CONCURRENT).is_some() {
         return None;
     }
     // "You have exhausted your capacity on this model" (Gemini Code Assist): the caller's own

@@ -1199,7 +1199,8 @@ impl Evidence {
         if depth < MAX_NESTING {
             // Tencent Cloud's task status: `{"Response": {"Status": "FAIL", "ErrorCode": ...}}`;
             // Novita's `{"task": {"status": "TASK_STATUS_FAILED", "reason": "..."}}`.
-            for field in ["output", "data", "Response", "task"] {
+            // ServiceNow's `{"result": {"status": "error", "error": {...}}}`.
+            for field in ["output", "data", "Response", "task", "result"] {
                 if let Some(Value::Object(inner)) = map.get(field) {
                     if says_failed(inner) {
                         self.read_object(inner, depth + 1);
@@ -1709,8 +1710,9 @@ impl Evidence {
             self.push_code("message.exception", name.to_owned());
         }
         // A code that heads the text ("RATE_LIMIT: only 1 in-flight request ...",
-        // "deadline_exceeded: inference call to shard-7 ...").
-        if let Some(code) = code_heading(message) {
+        // "deadline_exceeded: inference call to shard-7 ..."), or a logfmt line's
+        // (`error=context_overflow prompt_tokens=140112`).
+        if let Some(code) = code_heading(message).or_else(|| logfmt_code(message)) {
             self.push_code("message.prefix", code.to_owned());
         }
         // grpc-go's status in the text ("rpc error: code = PermissionDenied desc = ..."): the
@@ -2555,6 +2557,14 @@ fn code_heading(message: &str) -> Option<&str> {
     (shaped && (upper || STATES.iter().any(|s| head.ends_with(s)))).then_some(head)
 }
 
+/// The code a logfmt line gives its error (`error=context_overflow`, `code=quota_exceeded`).
+fn logfmt_code(message: &str) -> Option<&str> {
+    message.split_ascii_whitespace().find_map(|pair| {
+        let (key, value) = pair.split_once('=')?;
+        (["error", "code", "err", "reason"].contains(&key) && is_code_word(value)).then_some(value)
+    })
+}
+
 /// The class name (letters and digits) that ends with `suffix` found at byte `at` of `message`,
 /// without its package (`bedrockruntime.model.ThrottlingException` -> `ThrottlingException`);
 /// `None` when the word goes on past the suffix (`ErrorCode`).
@@ -2847,6 +2857,8 @@ fn camel_words(message: &str) -> Option<String> {
     let mut out = String::new();
     let names = message
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_'))
+        // The AI SDK's names (`AI_NoSuchModelError`, `AI_APICallError`).
+        .map(|w| w.strip_prefix("AI_").unwrap_or(w))
         .filter(|w| w.bytes().all(|b| b.is_ascii_alphabetic()))
         // Three words or more: an exception's name (`ModelNotReady`, `RateLimitError`), not a
         // field's (`chatCompletion`, `maxTokens`), which would only cost a second reading.

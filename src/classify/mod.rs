@@ -888,6 +888,10 @@ fn decisive_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
     ];
     const CONTEXT: &[&str] = &[
         "maximum context length",
+        // The engines' own names for the window, compared with a prompt's tokens
+        // ("len(prompt_token_ids)=8300 > max_model_len=8192", "prompt tokens 33025 > n_ctx").
+        "> max_model_len",
+        "> n_ctx",
         "context length exceeded",
         "context_length_exceeded",
         "exceeds the context window",
@@ -3256,6 +3260,9 @@ const LONG_WINDOW: &[&str] = &[
     "lifetime quota",
     "this week",
     "this month",
+    // "used its 1,000 calls for the month. The allowance comes back at the start of next month".
+    "for the month",
+    "next month",
     "本月",
     "本周",
     "本週",

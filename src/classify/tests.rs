@@ -9227,3 +9227,96 @@ fn pages_guards_refusals_and_models_in_more_words_are_read() {
         ),
     ]);
 }
+
+#[wasm_bindgen_test(unsupported = test)]
+fn results_logfmt_lines_sdk_names_and_retries_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A platform's result object that says it failed, inside a 200.
+        (
+            200,
+            r#"{"result":{"status":"error","error":{"code":"LLM_RATE_LIMITED","message":"Provider returned 429: too many requests per minute. Retry in 20 seconds."}}}"#,
+            RateLimited,
+        ),
+        (
+            200,
+            r#"{"result":{"status":"error","error":{"code":"EXEC_CANCELLED","message":"Cancelled: maximum execution time exceeded (120 seconds) while waiting for the model."}}}"#,
+            Timeout,
+        ),
+        // A result that succeeded stays a success.
+        (
+            200,
+            r#"{"result":{"status":"success","output":"The rate limit is 60 requests per minute."}}"#,
+            Ok,
+        ),
+        (
+            400,
+            "error=context_overflow prompt_tokens=40112 max_context=32768",
+            ContextOverflow,
+        ),
+        (
+            500,
+            r#"{"error":"AI_NoSuchModelError: No such languageModel: acme-9-mini"}"#,
+            ModelUnavailable,
+        ),
+        // A client's own retries ran out on a 503: the provider's load, not an allowance.
+        (
+            500,
+            "exceeded retry limit, last status: 503 Service Unavailable, request id: 7f1c",
+            Overloaded,
+        ),
+        // The machine's memory failed while loading, not the model.
+        (
+            500,
+            r#"{"error":"llama runner process has terminated: error loading model: unable to allocate CUDA0 buffer"}"#,
+            Overloaded,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn model_codes_months_and_reopening_dates_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            403,
+            r#"{"error":{"code":"model_access_not_granted","message":"Access has not been granted in this account."}}"#,
+            ModelUnavailable,
+        ),
+        (
+            403,
+            r#"{"error":{"code":"model_not_in_group","message":"Not available to your group."}}"#,
+            ModelUnavailable,
+        ),
+        (
+            429,
+            r#"{"message":"This key has used its 500 calls for the month."}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"type":"limit","message":"You are over your limit. Next allowance opens on 1 June."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            500,
+            r#"{"error":{"message":"Spend cap of your team ($500/month) reached; requests will resume on the 1st.","type":"server_error"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            400,
+            r#"{"error":"prompt tokens 9001 > n_ctx 8192"}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"detail":"len(prompt_token_ids)=4100 > max_model_len=4096"}"#,
+            ContextOverflow,
+        ),
+        (
+            429,
+            r#"{"error":"busy: you already have 3 jobs running; your plan allows 3 at a time"}"#,
+            RateLimited,
+        ),
+    ]);
+}

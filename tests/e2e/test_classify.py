@@ -204,6 +204,20 @@ CASES = [
     ("acme-1", 500, {}, {"error": "Upstream error", "upstream_status": 401, "upstream_message": "invalid x-api-key"}, "auth", None, True),
     ("acme-2", 500, {}, {"error": {"mensaje": "Clave de API no v\u00e1lida o revocada."}}, "auth", None, True),
     ("acme-3", 429, {}, {"error": {"message": "You exceeded your current quota, please check your plan and billing details.\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 1000, model: gemini-x-lite\nPlease retry in 21.5s.", "type": "upstream_error", "code": 429}}, "quota_exhausted", "21500", True),
+    # The session of 2026-12-07 (eleventh): a trial ended, in German, under a 429; a bill left
+    # open in a German envelope's `meldung` beside its code; a relay's request limit over 600
+    # minutes (a stop, whatever its rate code says); MCP's timeout code over "Session token
+    # expired"; a code heading the text (`deadline_exceeded: ...`) over a "budget" of seconds;
+    # another provider's number under a month's limit at 429; `RATE_LIMIT:` heading a 400; a
+    # web firewall's block of where the call comes from.
+    ("acme-2", 429, {}, {"error": {"message": "Ihr Testzeitraum ist abgelaufen. Bitte w\u00e4hlen Sie einen Tarif."}}, "quota_exhausted", None, True),
+    ("acme-3", 403, {}, {"fehler": "ZAHLUNG_OFFEN", "meldung": "Bitte begleichen Sie die offene Rechnung vom 1. Dezember."}, "quota_exhausted", None, True),
+    ("acme-1", 429, {}, {"error": {"message": "\u60a8\u5df2\u8fbe\u5230\u8bf7\u6c42\u6570\u9650\u5236\uff1a600\u5206\u949f\u5185\u6700\u591a\u8bf7\u6c42300\u6b21", "type": "new_api_error", "code": "model_request_rate_limited"}}, "quota_exhausted", None, True),
+    ("acme-2", 401, {}, {"jsonrpc": "2.0", "id": 4, "error": {"code": -32001, "message": "Session token expired"}}, "auth", None, True),
+    ("acme-3", 503, {}, {"error": "deadline_exceeded: upstream call exceeded 45s budget"}, "timeout", None, False),
+    ("acme-1", 429, {}, {"object": "error", "message": "Monthly token limit exceeded for this workspace.", "type": "limit_exceeded", "code": "1301"}, "quota_exhausted", None, True),
+    ("acme-2", 400, {}, {"error": "RATE_LIMIT: only 1 in-flight request allowed per session"}, "rate_limited", None, False),
+    ("acme-3", 403, {}, {"message": "Request blocked by AWS WAF (rule AWSManagedRulesAmazonIpReputationList)."}, "auth", None, True),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
