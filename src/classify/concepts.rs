@@ -167,6 +167,8 @@ const BILLING: &[&str] = &[
     "fakturę",
     "rachunek",
     "rachunku",
+    "non-payment",
+    "nonpayment",
     "pago",
     "pagos",
     "pagamento",
@@ -1330,6 +1332,7 @@ const SAFETY: &[&str] = &[
     // Kong's `ai-prompt-guard` ("prompt matched a deny pattern"), a firewall for AI's
     // "prompt injection score 94 exceeds threshold".
     "deny pattern",
+    "denied pattern",
     "prompt injection",
     // Usage policy in es/pt, de.
     "política de uso",
@@ -2996,6 +2999,8 @@ const PLAN: &[&str] = &[
     "poziom",
     "suscripción",
     "assinatura",
+    // "package expired" (a relay's resource package).
+    "package",
     // A free trial in more languages ("Thời gian dùng thử đã hết", "Ваш пробный период
     // закончился", "Votre essai gratuit est terminé", "תקופת הניסיון שלך הסתיימה").
     "dùng thử",
@@ -4001,9 +4006,14 @@ pub fn refusal(message: &str) -> Option<String> {
     // "Your request was blocked because you are sending too many requests": a rate. "does not
     // comply with the Fair Usage Policy, and your request frequency has been limited": a volume.
     if rate_window(message)
-        || ["too many requests", "fair usage", "fair use"]
-            .iter()
-            .any(|p| has_phrase(message, p))
+        || [
+            "too many requests",
+            "fair usage",
+            "fair use",
+            "excessive requests",
+        ]
+        .iter()
+        .any(|p| has_phrase(message, p))
     {
         return None;
     }
@@ -4154,6 +4164,8 @@ const CREDENTIAL: &[&str] = &[
     // A product's licence key ("License key not found").
     "license key",
     "licence key",
+    // A gateway's own key (LiteLLM's, Portkey's, Bifrost's "virtual key").
+    "virtual key",
     // The caller's session, an access token or a signature ("Your session has expired",
     // "세션이 만료되었습니다", "Подпись запроса неверна"); not a session id a request names.
     // Keys in ro, el, no, hu, fi, sl, sk, cs: "Cheia API a expirat", "Μη έγκυρο κλειδί API".
@@ -4807,6 +4819,7 @@ const CODE_FAMILIES: &[(&[&str], ErrorClass)] = &[
             "ipnotallowed",
             // `AUTH_FAILED`, `referrer_blocked` (a key kept to its web origins).
             "authfail",
+            "virtualkey",
             "referer",
             "referrer",
         ],

@@ -2642,6 +2642,8 @@ fn status_named_in(message: &str) -> Option<u16> {
         ("502", " bad gateway"),
         ("503", " service unavailable"),
         ("504", " gateway timeout"),
+        // nginx's spelling.
+        ("504", " gateway time-out"),
     ];
     let bytes = message.as_bytes();
     let digit = |i: usize| bytes.get(i).is_some_and(u8::is_ascii_digit);

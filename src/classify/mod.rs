@@ -625,6 +625,19 @@ fn html_page_at_success(status: u16, evidence: &Evidence) -> Option<Decision> {
             .iter()
             .find_map(|m| words.iter().find(|w| has_phrase(m, w)).copied())
     }
+    // A proxy's error page served with a 200 ("504 Gateway Time-out", "502 Bad Gateway"): the
+    // status it names.
+    // Only a status the page's title names: an answer's page may explain a 504 in its text.
+    let titled = |s: &u16| {
+        evidence
+            .messages
+            .first()
+            .is_some_and(|title| title.contains(&s.to_string()))
+    };
+    if let Some(named) = evidence.inner_status.filter(|s| *s >= 500 && titled(s)) {
+        let (class, reason) = by_status(named, evidence);
+        return Some((class, format!("{reason}, an HTML page at {status}")));
+    }
     let page = |class, word: &str| (class, format!("status={status}, an HTML page, \"{word}\""));
     named(evidence, SIGN_IN)
         .map(|w| page(ErrorClass::Auth, w))
@@ -869,6 +882,10 @@ fn decisive_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
         "额度已用尽",
         "specified api usage limits",
         "workspace api usage limits",
+        // "billing is not enabled for project p-1187", "account blocked for non-payment".
+        "billing is not enabled",
+        "billing not enabled",
+        "for non-payment",
         "余额不足",
         "欠费",
         "资源包余量已用尽",

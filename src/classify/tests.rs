@@ -9320,3 +9320,41 @@ fn model_codes_months_and_reopening_dates_are_read() {
         ),
     ]);
 }
+
+#[wasm_bindgen_test(unsupported = test)]
+fn proxy_pages_at_200_payments_and_gateway_keys_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            200,
+            "<html><head><title>504 Gateway Time-out</title></head><body><center><h1>504 Gateway Time-out</h1></center></body></html>",
+            Timeout,
+        ),
+        (
+            403,
+            r#"{"message":"Account blocked for non-payment. Settle your invoice to restore access."}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"code":"ACCOUNT_STATE","message":"Billing is not enabled for project p-42."}}"#,
+            QuotaExhausted,
+        ),
+        (200, r#"{"code":40201,"msg":"package expired","data":null}"#, QuotaExhausted),
+        (
+            429,
+            r#"{"detail":{"error":"Your request has been blocked due to excessive requests."}}"#,
+            RateLimited,
+        ),
+        (
+            400,
+            r#"{"status":"failure","message":"Invalid virtual key: team-a. It does not exist or was deleted."}"#,
+            Auth,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"prompt matches a denied pattern of the prompt guard"}}"#,
+            ContentPolicy,
+        ),
+    ]);
+}
