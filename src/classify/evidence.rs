@@ -825,6 +825,9 @@ impl Evidence {
         let local = map
             .iter()
             .filter(|(key, _)| LOCAL_ERROR_KEYS.contains(&key.as_str()));
+        // The local words beside an error key that holds a string (`{"fehler": "...",
+        // "meldung": "..."}`), read once after the keys.
+        let mut local_beside = false;
         for (_, value) in local {
             match value {
                 Value::Object(error) if !holds_nothing(error) => {
@@ -836,15 +839,18 @@ impl Evidence {
                 Value::String(text) if is_code_word(text) => {
                     self.has_error_envelope = true;
                     self.push_code("code", text.clone());
-                    read(self, map);
+                    local_beside = true;
                 }
                 Value::String(text) if !text.trim().is_empty() => {
                     self.has_error_envelope = true;
                     self.read_text(text, depth);
-                    read(self, map);
+                    local_beside = true;
                 }
                 _ => {}
             }
+        }
+        if local_beside {
+            read(self, map);
         }
         // `{"error": {"codigo": "VELOCIDAD_EXCEDIDA", "mensaje": "..."}}`: local words under
         // the English key.

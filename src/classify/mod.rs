@@ -619,12 +619,6 @@ fn html_page_at_success(status: u16, evidence: &Evidence) -> Option<Decision> {
         "wartung",
         "mantenimiento",
     ];
-    fn named<'w>(evidence: &Evidence, words: &[&'w str]) -> Option<&'w str> {
-        evidence
-            .messages
-            .iter()
-            .find_map(|m| words.iter().find(|w| has_phrase(m, w)).copied())
-    }
     // A proxy's error page served with a 200 ("504 Gateway Time-out", "502 Bad Gateway"): the
     // status it names.
     // Only a status the page's title names: an answer's page may explain a 504 in its text.
@@ -639,9 +633,9 @@ fn html_page_at_success(status: u16, evidence: &Evidence) -> Option<Decision> {
         return Some((class, format!("{reason}, an HTML page at {status}")));
     }
     let page = |class, word: &str| (class, format!("status={status}, an HTML page, \"{word}\""));
-    named(evidence, SIGN_IN)
+    matched_phrase(evidence, SIGN_IN)
         .map(|w| page(ErrorClass::Auth, w))
-        .or_else(|| named(evidence, MAINTENANCE).map(|w| page(ErrorClass::Overloaded, w)))
+        .or_else(|| matched_phrase(evidence, MAINTENANCE).map(|w| page(ErrorClass::Overloaded, w)))
 }
 
 /// What the words alone say, in the order `settle` reads them (without the codes it reads
@@ -3626,10 +3620,9 @@ fn long_window_in(message: &str) -> Option<String> {
             i += 1;
             continue;
         }
-        let preceded_by_word = start
-            .checked_sub(1)
-            .and_then(|b| bytes.get(b))
-            .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'.');
+        let before_byte = start.checked_sub(1).and_then(|b| bytes.get(b));
+        let preceded_by_word = before_byte.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'.');
+        let after_hyphen = before_byte == Some(&b'-');
         // "try again in 5 hours" is a wait (read by the wait hints), not a window.
         let before = message.get(..start).unwrap_or_default().trim_end();
         let is_wait = ["in", "after", "within"]
@@ -3643,8 +3636,8 @@ fn long_window_in(message: &str) -> Option<String> {
             rest.starts_with(u)
                 && (!u.is_ascii() || after.is_none_or(|b| !b.is_ascii_alphanumeric()))
                 // A bare `d` ("per 1d") only as a word of its own: not a segment of a hex id
-                // ("0137b15c-16bf-490d-9f90").
-                && (*u != "d" || (after.is_none_or(|b| b" .,;)".contains(b)) && !hex_id_at(bytes, start)))
+                // ("0137b15c-16bf-490d-9f90"; a digit after a letter is ruled out below).
+                && (*u != "d" || (after.is_none_or(|b| b" .,;)".contains(b)) && !after_hyphen))
         });
         if let (Some(unit), false, false) = (unit, preceded_by_word, is_wait) {
             let hours = HOUR_UNITS.contains(&unit);
@@ -3661,14 +3654,6 @@ fn long_window_in(message: &str) -> Option<String> {
         }
     }
     None
-}
-
-/// Whether the digits at `start` belong to a hex id: a `-` or a hex letter before them.
-fn hex_id_at(bytes: &[u8], start: usize) -> bool {
-    start
-        .checked_sub(1)
-        .and_then(|b| bytes.get(b))
-        .is_some_and(|b| *b == b'-' || b.is_ascii_hexdigit())
 }
 
 /// A CJK period glued to a limit word ("日限额已用完", "月間上限", "일일 한도"): the limit of a
