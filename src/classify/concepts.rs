@@ -393,6 +393,15 @@ const SHORTAGE: &[&str] = &[
     "épuisés",
     "épuisée",
     "brak wystarczając",
+    // Lacking or used up in pl, da/no, tl, sw, fa ("Brak środków na koncie", "Din saldo er
+    // opbrugt", "Ubos na ang iyong credits", "Salio lako limeisha").
+    "brak",
+    "opbrugt",
+    "oppbrukt",
+    "brukt opp",
+    "ubos",
+    "limeisha",
+    "تمام شده",
     // Locked, suspended, unpaid, overdue, a lack of (de, fr, es, pt).
     "gesperrt",
     "deaktiviert",
@@ -499,6 +508,12 @@ const MODEL: &[&str] = &[
     // el, he (other scripts: no scan of an ASCII message pays for them).
     "μοντέλο",
     "המודל",
+    // fa, ur, bn, ta, am.
+    "مدل",
+    "ماڈل",
+    "মডেল",
+    "மாடல்",
+    "ሞዴል",
 ];
 
 /// More languages' words for a model (sv/no/da definite, ro, fi, el, bn, mr, tr), asked only
@@ -765,6 +780,24 @@ const MISSING: &[&str] = &[
     "устарел",
     "отключен",
     "не поддерживается",
+    // No longer supported, switched off, not enabled or not found in uk, id, bn, ar, ur, ta, am,
+    // ja, de and plain English ("Ця модель більше не підтримується", "Model ini sudah tidak
+    // didukung lagi", "That model has been switched off", "We stopped hosting that model",
+    // "Modell wird noch geladen", "このモデルは...有効化されていません").
+    "не підтримується",
+    "tidak didukung",
+    "সমর্থিত নয়",
+    "تم إيقاف",
+    "دستیاب نہیں",
+    "கிடைக்கவில்லை",
+    "አልተገኘም",
+    "有効化されていません",
+    "noch geladen",
+    "switched off",
+    "stopped hosting",
+    "has been deleted",
+    "isn't offered",
+    "not offered",
     // es, pt, fr, de, it, id, tr, vi, pl, uk, th, ar, hi: not found, retired, loading.
     "n'existe pas",
     "introuvable",
@@ -990,6 +1023,24 @@ const SIZE: &[&str] = &[
     "طول",
     "लंबाई",
     "ความยาว",
+    // A conversation or prompt in nl/af, cs, hu, fi, el, sw, tl, he, ar, fa/ur, uk, ms, bn, am
+    // ("Het gesprek is te lang voor dit model", "Keskustelu on liian pitkä mallille").
+    "gesprek",
+    "konverzace",
+    "beszélgetés",
+    "keskustelu",
+    "συνομιλία",
+    "mazungumzo",
+    "usapan",
+    "שיחה",
+    "محادثة",
+    "گفتگو",
+    "розмова",
+    "gesaan",
+    "প্রম্পট",
+    "ውይይ",
+    "сұрау",
+    "this chat",
 ];
 
 /// Too much of it.
@@ -1133,6 +1184,33 @@ const EXCESS: &[&str] = &[
     "accepts at most",
     // "would be 140212 tokens, over the 128000 window".
     "over the",
+    // Too long in pl, it, fr, fi, af, sw, tl, kk, uk, ar, ur, am; too many (ru, for tokens).
+    "zbyt dług",
+    "troppo lunga",
+    "trop longue",
+    "liian pitkä",
+    "te lank",
+    "marefu mno",
+    "masyadong mahaba",
+    "тым ұзын",
+    "занадто довг",
+    "طويلة جدا",
+    "زیادہ طویل",
+    "በጣም ረጅም",
+    "слишком много",
+    // Full (zh: "会话上下文已满"), the maximum (fa), and plain English ("The input has more tokens
+    // than this model accepts", "more than the model can keep in mind at once", "don't fit in
+    // the 12,288 the model can hold", "This chat has gotten too long to keep going").
+    "已满",
+    "已滿",
+    "حداکثر",
+    "more tokens than",
+    "more than the model",
+    "more than this model",
+    "the model can hold",
+    "don't fit",
+    "doesn't fit",
+    "too long to keep",
 ];
 
 /// Words of a rate window: a limit per minute is a rate limit, whatever grew too large.
@@ -1320,6 +1398,13 @@ const CONTENT: &[&str] = &[
     "conversation",
     // "It goes against our Acceptable Use Policy": what was asked, said by what it goes against.
     "goes against",
+    // Content in ms, ur, tl.
+    "kandungan",
+    "مواد",
+    "nilalaman",
+    "mensagem",
+    "mensaje",
+    "demande",
 ];
 
 /// Why it was refused.
@@ -1604,6 +1689,44 @@ const SAFETY: &[&str] = &[
     "moderatsiya",
     "आपत्तिजनक",
     "ガードレール",
+    // Violates, breaks, not allowed, sensitive or unfit in vi, id/ms, tr, ar, uk, fa, bn, ur, pt,
+    // it, nl, ro, sw, tl, es, fr, cs, sv, el, hu, fi, zh ("Konten melanggar pedoman komunitas",
+    // "Contenuto non consentito", "Innehållet bryter mot riktlinjerna", "输出内容触发安全策略").
+    "nhạy cảm",
+    "melanggar",
+    "tidak dibenarkan",
+    "ihlal",
+    "يخالف",
+    "порушує",
+    "مغایر",
+    "লঙ্ঘন",
+    "خلاف ورزی",
+    "não permitido",
+    "non consentito",
+    "niet toegestaan",
+    "interzis",
+    "hayaruhusiwi",
+    "pinapayagan",
+    "viola",
+    "sensible",
+    "inapproprié",
+    "enfreint",
+    "porušuje",
+    "bryter mot",
+    "ακατάλληλ",
+    "sérti",
+    "rikkoo",
+    "安全策略",
+    "安全政策",
+    // "goes against our usage rules", "breaks our guidelines", "words we don't allow", "Our
+    // filter stopped this answer", "our filters detected content".
+    "usage rules",
+    "our guidelines",
+    "community guidelines",
+    "content guidelines",
+    "we don't allow",
+    "filter stopped",
+    "filters detected",
 ];
 
 /// The provider has no room now.
@@ -1725,6 +1848,12 @@ const CAPACITY: &[&str] = &[
 /// Words of a short window: a limit per minute is waited out, whatever else the message says
 /// ("Rate limit reached ... on tokens per min. ... check your plan and billing details").
 const SHORT_WINDOW: &[&str] = &[
+    // "at most 20 requests every minute", "60 calls a minute".
+    "every minute",
+    "every second",
+    "calls a minute",
+    "requests a minute",
+    "messages a minute",
     "per min",
     "per minute",
     "per-minute",
@@ -2120,7 +2249,10 @@ pub fn quota(message: &str) -> Option<String> {
 /// €50 cap"): a spend cap, whatever the envelope calls it.
 fn money_limit(message: &str) -> Option<String> {
     const CURRENCY: &[&str] = &["$", "€", "£", "¥", "￥"];
-    const LIMIT: &[&str] = &["limit", "cap", "used", "spent", "exceeded", "reached"];
+    // "You owe $12.40 from last month": a bill left open.
+    const LIMIT: &[&str] = &[
+        "limit", "cap", "used", "spent", "exceeded", "reached", "owe",
+    ];
     // "more than $10 spent by this key in 60 seconds. Requests resume in 45s": a spend rate.
     if timed_window_in(message)
         || [
@@ -2284,6 +2416,13 @@ const CONCURRENT: &[&str] = &[
     "tokens enqueued",
     "in-progress batch",
     "in_progress batch",
+    // One reply at a time: "You have too many messages in progress", "Please wait for your
+    // previous message to finish".
+    "messages in progress",
+    "requests in progress",
+    "previous message to finish",
+    "previous request to finish",
+    "current reply to finish",
 ];
 
 /// Asking again.
@@ -3057,6 +3196,19 @@ const GEO: &[&str] = &[
     "地區",
     "国・地域",
     "지역",
+    // Your region or country in ar, fa, th, sw, es, pt, fr, it, tr, vi, id.
+    "منطقتك",
+    "منطقه",
+    "ภูมิภาค",
+    "eneo",
+    "país",
+    "pays",
+    "région",
+    "região",
+    "regione",
+    "bölge",
+    "khu vực",
+    "wilayah",
 ];
 
 /// Not served there.
@@ -3071,6 +3223,24 @@ const NOT_SERVED: &[&str] = &[
     "不可用",
     "サポートされていません",
     "지원되지 않",
+    // Not offered or usable there ("This model can't be used from your country"), and not
+    // available or supported in ar, fa, th, sw, es, pt, fr, it, tr, vi, id, ru.
+    "can't be used",
+    "cannot be used",
+    "isn't offered",
+    "not offered",
+    "غير متاح",
+    "پشتیبانی نمی",
+    "ไม่รองรับ",
+    "haipatikani",
+    "no disponible",
+    "non disponible",
+    "não disponível",
+    "non disponibile",
+    "desteklenmiyor",
+    "không khả dụng",
+    "tidak tersedia",
+    "недоступ",
 ];
 
 /// What a caller is allowed.
@@ -3127,6 +3297,11 @@ const ALLOWANCE: &[&str] = &[
     "hạn mức",
     "hạn ngạch",
     "lượt sử dụng",
+    // Free turns (vi), a quota (fi), a usage limit (ms/id).
+    "lượt miễn phí",
+    "kiintiö",
+    "had penggunaan",
+    "batas penggunaan",
     // "일일 허용 호출 건수(10,000건)를 초과했습니다": the calls a day allows.
     "허용량",
     "허용 호출",
@@ -3330,6 +3505,12 @@ const USED_UP: &[&str] = &[
     // Reached or full (he, fi): "הגעת למגבלה", "Kuukausiraja on täynnä".
     "הגעת",
     "täynnä",
+    // Used up (fi), reached (ms/id): "Päivittäinen kiintiösi on käytetty loppuun", "Had
+    // penggunaan bulanan anda telah dicapai".
+    "käytetty loppuun",
+    "loppuun",
+    "dicapai",
+    "ubos",
 ];
 
 /// Words of a rate: "Rate limit reached for requests" is a rate limit, however it is worded.
@@ -3759,7 +3940,21 @@ fn leading_numbers(text: &str, count: usize) -> Option<Vec<(u64, usize, usize)>>
 }
 
 /// A field of the request, in en, es/pt/it, fr, de, zh.
-const FIELD_WORDS: &[&str] = &["field", "campo", "champ", "feld", "字段"];
+const FIELD_WORDS: &[&str] = &[
+    "field",
+    "campo",
+    "champ",
+    "feld",
+    "字段",
+    // A parameter, a title, a file name (zh, ja), a field (ru): "参数 user_id 长度超过限制，最大
+    // 128 个字符", "對話標題過長，最多 50 個字", "Поле «описание» слишком длинное".
+    "参数",
+    "參數",
+    "标题",
+    "標題",
+    "ファイル名",
+    "поле",
+];
 
 /// Characters, in en, es/pt, it, fr, de, zh, ja.
 const CHARACTER_WORDS: &[&str] = &[
@@ -3770,6 +3965,9 @@ const CHARACTER_WORDS: &[&str] = &[
     "zeichen",
     "字符",
     "文字",
+    "个字",
+    "個字",
+    "символ",
 ];
 
 /// Tokens, in any inflection or script ("70.000 tokens", "82 000 tokenów", "96 000 токенов",
@@ -3846,6 +4044,8 @@ pub fn too_large(message: &str) -> Option<String> {
         || has_phrase(message, "batch size")
         // "prompt injection score 94 exceeds threshold": a guard's score, not a size.
         || has_phrase(message, "threshold")
+        // "it looked too much like copyrighted text": a filter's verdict, not a size.
+        || has_phrase(message, "copyrighted")
         // Pydantic's "temperature: Input should be less than or equal to 2": a field's value.
         || has_phrase(message, "input should be")
         // "Invalid 'tools': array too long. Expected an array with maximum length 128": a
@@ -3880,6 +4080,9 @@ pub fn too_large(message: &str) -> Option<String> {
     }
     // "The input has too many reference voices": too many of something, not of tokens.
     const TOKENS: &[&str] = &["tokens", "token", "characters", "bytes", "トークン", "토큰"];
+    if excess == "слишком много" && token_stem_in(message).is_none() {
+        return None;
+    }
     if excess == "too many" && first(message, TOKENS).is_none() {
         return None;
     }
@@ -4210,6 +4413,9 @@ const REJECTED: &[&str] = &[
     "incorrect",
     "expired",
     "revoked",
+    // Revoked (zh): "密钥已被吊销".
+    "吊销",
+    "吊銷",
     "missing",
     "no longer valid",
     "not valid",
@@ -4614,6 +4820,19 @@ pub fn model_permission_denied(message: &str) -> Option<String> {
         "模型",
         "モデル",
         "모델",
+        // The model in ar, ru, es, fr, de, it, tr, pt, id, hi ("ليس لديك صلاحية لاستخدام هذا
+        // النموذج", "Bu modele erişim yetkiniz bulunmamaktadır").
+        "النموذج",
+        "модел",
+        "este modelo",
+        "ce modèle",
+        "dieses modell",
+        "questo modello",
+        "modele",
+        "modeline",
+        "esse modelo",
+        "model ini",
+        "मॉडल",
     ];
     /// Kept from this caller ("Model access denied", "must be verified to use the model").
     const DENIED: &[&str] = &[
@@ -4629,6 +4848,29 @@ pub fn model_permission_denied(message: &str) -> Option<String> {
         "无权",
         "無權",
         "권한이 없",
+        // Not opened for this account or key, or no access to it (zh, ru, es, pt, fr, de, id,
+        // tr, hi, sw): "您的帳戶尚未開通此模型的使用權限", "Модель не подключена для вашего
+        // аккаунта", "No tienes acceso a este modelo".
+        "尚未開通",
+        "尚未开通",
+        "未开通",
+        "未開通",
+        "не подключена",
+        "нет доступа",
+        "no tienes acceso",
+        "no tiene acceso",
+        "não tem acesso",
+        "n'avez pas accès",
+        "keinen zugriff",
+        "tidak memiliki akses",
+        "erişim yetkiniz",
+        "सक्षम नहीं",
+        "لا يملك صلاحية",
+        "haipatikani",
+        "调用权限",
+        "調用權限",
+        "使用权限",
+        "使用權限",
     ];
     if permission_denied(message).is_some() {
         if let Some(model) = first(message, THE_MODEL) {

@@ -2671,6 +2671,11 @@ fn status_named_in(message: &str) -> Option<u16> {
                 "http ",
                 "http/1.1 ",
                 "http/2 ",
+                // Faraday's "the server responded with status 401", Dio's "has a status code
+                // of 401", Firebase's "httpResponseCode: 403".
+                "responded with status ",
+                "status code of ",
+                "httpresponsecode: ",
             ]
             .iter()
             .any(|l| message.get(..i).is_some_and(|b| b.ends_with(l)));

@@ -2369,7 +2369,38 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "ถี่เกินไป",
                 "одновременных запросов",
                 "muitos pedidos",
-                "zu viele gleichzeitige",
+                // Requests in flight (de): not "zu viele gleichzeitige Nutzer" (everyone's load).
+                "zu viele gleichzeitige anfragen",
+                "gleichzeitige anfragen",
+                // Sent too fast or too often, in en, zh, fr, pl, ru, es, pt, de, it ("You're going
+                // a bit fast", "操作太快了", "Vous envoyez des messages trop rapidement", "Za
+                // często wysyłasz wiadomości").
+                "too fast",
+                "too quickly",
+                "a bit fast",
+                "faster than your",
+                "in a short time",
+                "太快",
+                "过快",
+                "過快",
+                "trop rapidement",
+                "trop vite",
+                "za często",
+                "zbyt często",
+                "zbyt szybko",
+                "слишком часто",
+                "слишком быстро",
+                "demasiado rápido",
+                "muito rápido",
+                "zu schnell",
+                "troppo velocemente",
+                "troppo in fretta",
+                // Requests in flight, in en words ("only 2 requests run at the same time").
+                "run at the same time",
+                "requests at the same time",
+                "requests at once",
+                // "Your key is cooling off for 30 seconds after a sudden burst".
+                "cooling off",
             ],
             ErrorClass::RateLimited,
         ),
@@ -2395,6 +2426,12 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "请求量过大",
                 "繁忙",
                 "перегружен",
+                // Load shed to stay up ("We're turning away some traffic right now"); no free
+                // capacity (de).
+                "shedding",
+                "turning away",
+                "freien kapazitäten",
+                "keine kapazität",
             ],
             ErrorClass::Overloaded,
         ),
@@ -2404,6 +2441,8 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
             &[
                 "重新登录",
                 "重新登錄",
+                // A token's time ran out (hi), not the call's.
+                "टोकन की समय सीमा",
                 "再ログイン",
                 "다시 로그인",
                 "log in again",
@@ -2417,6 +2456,11 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "timeout",
                 // Python's `httpx.ReadTimeout('')` named in a relay's text.
                 "readtimeout",
+                // Java's and .NET's exceptions, Ruby's `Net::OpenTimeout: execution expired`.
+                "timeoutexception",
+                "sockettimeoutexception",
+                "opentimeout",
+                "execution expired",
                 "time-out",
                 "time out",
                 "deadline exceeded",
@@ -2503,6 +2547,28 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "timpul de așteptare",
                 "समय सीमा समाप्त",
                 "का समय समाप्त",
+                // The wait ran out, in plain words: "No reply from the model in time", "ran out of
+                // time", "ran longer than the 120 seconds we
+                // allow", "The stream went quiet for 30 seconds", and in de, es, pt, fr, ru, ja
+                // ("Die Anfrage hat zu lange gedauert", "La solicitud tardó demasiado", "Модель не
+                // ответила вовремя", "応答が一定時間内にありませんでした").
+                "reply in time",
+                "response in time",
+                "answer in time",
+                "from the model in time",
+                "ran out of time",
+                "ran longer than",
+                "went quiet",
+                "clock ran out",
+                "still running after",
+                "zu lange gedauert",
+                "tardó demasiado",
+                "demorou demais",
+                "demorou muito",
+                "trop de temps",
+                "вовремя",
+                "一定時間内",
+                "longer than usual",
             ],
             ErrorClass::Timeout,
         ),

@@ -9358,3 +9358,331 @@ fn proxy_pages_at_200_payments_and_gateway_keys_are_read() {
         ),
     ]);
 }
+
+#[wasm_bindgen_test(unsupported = test)]
+fn stops_waits_and_timeouts_in_everyday_words_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Funds or allowances used up, at 200, in pl, da, fi, fa, sw, tl, vi.
+        (
+            200,
+            r#"{"ok":false,"error":"Brak środków na rachunku"}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"ok":false,"error":"Dit saldo er opbrugt"}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"ok":false,"error":"Kuukauden kiintiö on käytetty loppuun"}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"ok":false,"error":"اعتبار شما تمام شده است"}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"ok":false,"error":"Salio la akaunti limeisha"}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"ok":false,"error":"Ubos na ang credits ng account"}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"ok":false,"error":"Đã dùng hết lượt miễn phí trong tháng"}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"ok":false,"error":"You owe $30.00 on your last invoice."}"#,
+            QuotaExhausted,
+        ),
+        // Sent too fast, too often or too many at once.
+        (
+            200,
+            r#"{"code":1009,"msg":"发送太快了，请稍等"}"#,
+            RateLimited,
+        ),
+        (
+            200,
+            r#"{"code":1,"msg":"Vous publiez trop rapidement"}"#,
+            RateLimited,
+        ),
+        (
+            400,
+            r#"{"error":"Too many calls in a short time, slow your client"}"#,
+            RateLimited,
+        ),
+        (
+            200,
+            r#"{"ok":false,"error":"Two messages in progress already; wait for the current reply to finish."}"#,
+            RateLimited,
+        ),
+        (
+            200,
+            r#"{"ok":false,"detail":"This key may send 30 calls a minute; next slot soon."}"#,
+            RateLimited,
+        ),
+        // Load shed, and "too many users" with no free capacity (de), are the provider's.
+        (
+            429,
+            r#"{"error":{"message":"Load shedding in effect, retry later","type":"shedding"}}"#,
+            Overloaded,
+        ),
+        (
+            500,
+            r#"{"code":5,"msg":"Zu viele gleichzeitige Nutzer, keine freien Kapazitäten"}"#,
+            Overloaded,
+        ),
+        // A wait that ran out, in plain words and in de, es, ru, ja.
+        (
+            200,
+            r#"{"ok":false,"error":"No reply from the model in time"}"#,
+            Timeout,
+        ),
+        (
+            500,
+            r#"{"error":"The job ran longer than the 90 seconds allowed."}"#,
+            Timeout,
+        ),
+        (
+            200,
+            r#"{"ok":false,"error":"Die Antwort hat zu lange gedauert"}"#,
+            Timeout,
+        ),
+        (
+            200,
+            r#"{"ok":false,"error":"El modelo tardó demasiado"}"#,
+            Timeout,
+        ),
+        (
+            200,
+            r#"{"ok":false,"error":"Сервис не ответил вовремя"}"#,
+            Timeout,
+        ),
+        (
+            200,
+            r#"{"ok":false,"error":"一定時間内に応答がありません"}"#,
+            Timeout,
+        ),
+        (
+            500,
+            r#"{"error":"java.util.concurrent.TimeoutException: no item within 30000ms"}"#,
+            Timeout,
+        ),
+        (
+            500,
+            r#"{"error":"Net::OpenTimeout: execution expired"}"#,
+            Timeout,
+        ),
+        // A token whose time ran out is a credential (hi).
+        (
+            401,
+            r#"{"error":{"message":"आपके टोकन की समय सीमा समाप्त हो चुकी है"}}"#,
+            Auth,
+        ),
+        // An inner status named by a client's exception.
+        (
+            500,
+            r#"{"error":"the server responded with status 401","class":"Faraday::UnauthorizedError"}"#,
+            Auth,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn conversations_too_long_and_fields_too_long_in_more_languages() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            400,
+            r#"{"message":"Het gesprek is te lang voor dit model"}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"message":"Konverzace je příliš dlouhá"}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"message":"A beszélgetés túl hosszú"}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"message":"Keskustelu on liian pitkä"}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"message":"Η συνομιλία είναι πολύ μεγάλη"}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"message":"La conversazione è troppo lunga"}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"message":"Rozmowa jest zbyt długa"}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"message":"המודל: השיחה ארוכה מדי"}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"message":"Слишком много токенов в запросе: 200000 > 131072"}"#,
+            ContextOverflow,
+        ),
+        (
+            200,
+            "event: error\ndata: {\"code\":7,\"msg\":\"上下文已满，请新建对话\"}\n\n",
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"The input has more tokens than this model accepts."}}"#,
+            ContextOverflow,
+        ),
+        // One field's length in characters, not the conversation's.
+        (
+            400,
+            r#"{"code":1,"msg":"参数 name 长度超过限制，最大 64 个字符"}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"code":1,"msg":"会话标题过长，最多 30 个字"}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"code":1,"msg":"ファイル名が長すぎます（最大100文字）"}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"code":1,"msg":"Поле «имя» слишком длинное (не более 50 символов)"}"#,
+            BadRequest,
+        ),
+        // "Too many" of something that is not tokens.
+        (
+            400,
+            r#"{"message":"Слишком много инструментов в запросе"}"#,
+            BadRequest,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn refusals_models_and_keys_in_more_languages_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            400,
+            r#"{"message":"Conteúdo não permitido"}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"status":"fail","message":"Contenuto non consentito"}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"message":"Inhoud niet toegestaan"}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"message":"Konten melanggar kebijakan"}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"message":"İçerik kuralları ihlal ediyor"}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"code":4,"msg":"Nội dung nhạy cảm"}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"message":"Obsah porušuje pravidla"}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"message":"Innehållet bryter mot våra regler"}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"This request goes against our usage rules."}}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            "data: {\"code\":4,\"msg\":\"内容触发安全策略\"}\n\n",
+            ContentPolicy,
+        ),
+        // A key without the right to one model, in ar, tr, es.
+        (
+            403,
+            r#"{"message":"ليس لديك صلاحية لاستخدام هذا النموذج"}"#,
+            ModelUnavailable,
+        ),
+        (
+            403,
+            r#"{"message":"Bu modele erişim yetkiniz yok"}"#,
+            ModelUnavailable,
+        ),
+        (
+            403,
+            r#"{"message":"No tienes acceso a este modelo"}"#,
+            ModelUnavailable,
+        ),
+        // A model gone, or not offered where the caller is.
+        (
+            200,
+            r#"{"code":1,"msg":"Модель більше не підтримується"}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"message":"Model ini tidak didukung lagi"}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":"That model has been switched off."}"#,
+            ModelUnavailable,
+        ),
+        (
+            403,
+            r#"{"message":"هذا النموذج غير متاح في منطقتك"}"#,
+            ModelUnavailable,
+        ),
+        (
+            200,
+            r#"{"code":1,"msg":"โมเดลไม่รองรับในภูมิภาคนี้"}"#,
+            ModelUnavailable,
+        ),
+        // A key revoked (zh).
+        (200, r#"{"status":"fail","message":"该密钥已被吊销"}"#, Auth),
+    ]);
+}
