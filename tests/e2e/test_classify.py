@@ -218,6 +218,19 @@ CASES = [
     ("acme-1", 429, {}, {"object": "error", "message": "Monthly token limit exceeded for this workspace.", "type": "limit_exceeded", "code": "1301"}, "quota_exhausted", None, True),
     ("acme-2", 400, {}, {"error": "RATE_LIMIT: only 1 in-flight request allowed per session"}, "rate_limited", None, False),
     ("acme-3", 403, {}, {"message": "Request blocked by AWS WAF (rule AWSManagedRulesAmazonIpReputationList)."}, "auth", None, True),
+    # The session of 2026-12-07 (twelfth): a client's exception naming the inner 401 under a
+    # service's 500; a key without the right to one model (Arabic); a conversation too long
+    # (Dutch); content not allowed (Portuguese); too many users with no free capacity (German: the
+    # provider's load, not the caller's requests in flight); Java's TimeoutException; one field's
+    # length in characters (Chinese: not the prompt); requests sent too fast (French).
+    ("acme-3", 500, {}, {"error": "the server responded with status 401", "class": "Faraday::UnauthorizedError"}, "auth", None, True),
+    ("acme-3", 403, {}, {"message": "\u0644\u064a\u0633 \u0644\u062f\u064a\u0643 \u0635\u0644\u0627\u062d\u064a\u0629 \u0644\u0627\u0633\u062a\u062e\u062f\u0627\u0645 \u0647\u0630\u0627 \u0627\u0644\u0646\u0645\u0648\u0630\u062c"}, "model_unavailable", None, True),
+    ("acme-3", 400, {}, {"message": "Het gesprek is te lang voor dit model."}, "context_overflow", None, True),
+    ("acme-3", 400, {}, {"message": "Conte\u00fado n\u00e3o permitido"}, "content_policy", None, True),
+    ("acme-3", 500, {}, {"code": 5, "msg": "Zu viele gleichzeitige Nutzer, keine freien Kapazit\u00e4ten"}, "overloaded", None, False),
+    ("acme-3", 500, {}, {"error": "reactor.core.Exceptions$ReactiveException: java.util.concurrent.TimeoutException: Did not observe any item or terminal signal"}, "timeout", None, False),
+    ("acme-1", 400, {}, {"code": 1, "msg": "\u53c2\u6570 name \u957f\u5ea6\u8d85\u8fc7\u9650\u5236\uff0c\u6700\u5927 64 \u4e2a\u5b57\u7b26"}, "bad_request", None, True),
+    ("acme-2", 400, {}, {"error": "Vous envoyez des requ\u00eates trop rapidement"}, "rate_limited", None, False),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
