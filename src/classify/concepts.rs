@@ -154,6 +154,15 @@ const BILLING: &[&str] = &[
     "יתרה",
     "salio",
     "cước",
+    "prepaid",
+    "money",
+    // Spending (ru), points (ar), an invoice (tr), credit (hi): "Лимит расходов на месяц
+    // достигнут", "نفدت النقاط", "Ödenmemiş faturanız", "क्रेडिट ख़त्म".
+    "расход",
+    "نقاط",
+    "fatura",
+    "faturanız",
+    "क्रेडिट",
     // Payments and bills owed (zh-Hant, de, pl, es, pt, hu): "帳戶尚有未繳款項", "offene
     // Rechnung", "nieopłaconej faktury", "pagos pendientes", "pagamentos em atraso", "havi
     // költségkeret" (a spending cap).
@@ -265,6 +274,12 @@ const SHORTAGE: &[&str] = &[
     "too low",
     "exhausted",
     "depleted",
+    // "the prepaid hours on this key are all spent", "no money left on this token", "nothing
+    // left to spend", "the outstanding invoice".
+    "all spent",
+    "no money left",
+    "nothing left",
+    "outstanding",
     "exceeded",
     "run out",
     "ran out",
@@ -475,6 +490,14 @@ const SHORTAGE: &[&str] = &[
     "em atraso",
     "en mora",
     "elérte",
+    // Empty, not enough, ran out, reached, unpaid (zh, th, hi, ar, ru, tr).
+    "空了",
+    "ไม่พอ",
+    "ख़त्म",
+    "खत्म",
+    "نفد",
+    "достигнут",
+    "ödenmemiş",
 ];
 
 /// What a model is called.
@@ -796,8 +819,11 @@ const MISSING: &[&str] = &[
     "switched off",
     "stopped hosting",
     "has been deleted",
-    "isn't offered",
     "not offered",
+    // "The provider doesn't recognise the model", "isn't switched on for this project".
+    "does not recognise",
+    "does not recognize",
+    "not switched on",
     // es, pt, fr, de, it, id, tr, vi, pl, uk, th, ar, hi: not found, retired, loading.
     "n'existe pas",
     "introuvable",
@@ -1208,9 +1234,16 @@ const EXCESS: &[&str] = &[
     "more than the model",
     "more than this model",
     "the model can hold",
-    "don't fit",
-    "doesn't fit",
+    "do not fit",
     "too long to keep",
+    // "won't fit in my memory", "more than I can read in one go", "longer than this model can
+    // take in", "too big for this model".
+    "will not fit",
+    "in one go",
+    "longer than this model",
+    "longer than the model",
+    "too big for this model",
+    "too big for the model",
 ];
 
 /// Words of a rate window: a limit per minute is a rate limit, whatever grew too large.
@@ -1724,7 +1757,7 @@ const SAFETY: &[&str] = &[
     "our guidelines",
     "community guidelines",
     "content guidelines",
-    "we don't allow",
+    "we do not allow",
     "filter stopped",
     "filters detected",
 ];
@@ -2130,6 +2163,9 @@ const PAID_FOR: &[&str] = &[
 const LAPSED: &[&str] = &[
     "expired",
     "lapsed",
+    // "Your free trial has come to an end".
+    "come to an end",
+    "came to an end",
     // "No active subscription found for this group", "You do not have an active subscription".
     "no active",
     "not have an active",
@@ -2196,6 +2232,16 @@ const LAPSED: &[&str] = &[
     "פג",
     "imeisha",
     "kimeisha",
+    // Over or expired in id/ms, es, fa, el, sw, af, tl, yo ("Masa uji coba gratis sudah
+    // selesai", "Se acabó tu periodo de prueba", "اشتراک شما منقضی شده است").
+    "selesai",
+    "se acabó",
+    "منقضی",
+    "λήξει",
+    "umeisha",
+    "verval",
+    "nag-expire",
+    "parí",
 ];
 
 /// A billing word with a shortage word ("prepaid funds are depleted", "잔액이 부족합니다"), or a
@@ -3183,6 +3229,19 @@ const PLAN: &[&str] = &[
     "آزمائش",
     "ניסיון",
     "majaribio",
+    // A trial or subscription in es, pt, ar, fa, ru, uk, bn, ur, sw, af, yo.
+    "periodo de prueba",
+    "período experimental",
+    "periodo experimental",
+    "اشتراك",
+    "اشتراک",
+    "подписк",
+    "підписк",
+    "সাবস্ক্রিপশন",
+    "پلان",
+    "usajili",
+    "intekening",
+    "ìforúkọsílẹ̀",
 ];
 
 /// Where a caller is.
@@ -3225,9 +3284,7 @@ const NOT_SERVED: &[&str] = &[
     "지원되지 않",
     // Not offered or usable there ("This model can't be used from your country"), and not
     // available or supported in ar, fa, th, sw, es, pt, fr, it, tr, vi, id, ru.
-    "can't be used",
     "cannot be used",
-    "isn't offered",
     "not offered",
     "غير متاح",
     "پشتیبانی نمی",
@@ -3364,6 +3421,23 @@ const ALLOWANCE: &[&str] = &[
     "keretet",
     "omejitev",
     "ograničenje",
+    // Counts and uses of a free allowance in ja, ko, th, ur, ru, uk, de, fr, es, pt, ro, am, ha
+    // ("本日の無料利用回数を使い切りました", "Бесплатные запросы на сегодня закончились",
+    // "Vous avez épuisé vos utilisations gratuites").
+    "回数",
+    "횟수",
+    "สิทธิ์",
+    "استعمال",
+    "запрос",
+    "запит",
+    "kontingent",
+    "utilisations",
+    "anfragen",
+    "usos",
+    "utilizările",
+    "utilizări",
+    "አጠቃቀም",
+    "amfani",
 ];
 
 /// Used up.
@@ -3496,6 +3570,19 @@ const USED_UP: &[&str] = &[
     "iskorišćen",
     "iskorišten",
     "porabljen",
+    // Used up in ja, ko, ru, uk, de, fr, es, ur, am, ha.
+    "使い切",
+    "모두 사용",
+    "закончил",
+    "вичерпано",
+    "aufgebraucht",
+    "verbraucht",
+    "épuisé",
+    "agotaste",
+    "agotado",
+    "ختم",
+    "አልቋል",
+    "ta kare",
     // Ran out in pt, es, kk, uz.
     "acabou",
     "agotó",
@@ -3757,7 +3844,38 @@ const GRANT_EXCEEDED: &[&str] = &["超え", "超過", "超过"];
 
 /// What is given away: a free allowance never refills within minutes.
 const FREE: &[&str] = &[
-    "free", "trial", "免费", "免費", "試用", "无料", "無料", "무료",
+    "free",
+    "trial",
+    "免费",
+    "免費",
+    "試用",
+    "无料",
+    "無料",
+    "무료",
+    // Free in fr, es/pt/it, de, ru, uk, tr, vi, th, hi, ar, fa, he, ur, sw, ro, am.
+    "gratuit",
+    "gratuites",
+    "gratuits",
+    "gratis",
+    "gratuito",
+    "gratuitos",
+    "gratuitas",
+    "gratuite",
+    "kostenlos",
+    "kostenlosen",
+    "бесплатн",
+    "безкоштовн",
+    "ücretsiz",
+    "miễn phí",
+    "ฟรี",
+    "मुफ्त",
+    "मुफ़्त",
+    "مجاني",
+    "رایگان",
+    "חינם",
+    "مفت",
+    "bure",
+    "ነጻ",
 ];
 
 /// A free or trial allowance used up ("Limit of 5 free images reached"), when no message speaks
@@ -4731,6 +4849,9 @@ const NO_PERMISSION: &[&str] = &[
     "ไม่มีสิทธิ์",
     "ليس لديك صلاحية",
     "ليس لديك إذن",
+    // ru: "Доступ запрещён: недостаточно прав".
+    "недостаточно прав",
+    "доступ запрещ",
 ];
 
 /// A permission the caller lacks, when the message does not also say the thing may be missing

@@ -1155,6 +1155,8 @@ impl Evidence {
             // Scaleway's `help_message` beside a terse `message`.
             "help_message",
             "err",
+            // Telegram-style `{"ok": false, "error_code": 403, "description": "..."}`.
+            "description",
         ] {
             let embedding = EMBEDDING_FIELDS.iter().position(|f| *f == field);
             match embedding
@@ -1166,6 +1168,17 @@ impl Evidence {
                     if let Some(Value::String(message)) = map.get(field) {
                         self.push_message(message);
                     }
+                }
+            }
+        }
+        // A sentence beside the failure (`{"success": false, "reason": "Nothing left on your
+        // prepaid plan"}`, `{"error": "Internal Server Error", "details": "LLM provider call
+        // failed with status code of 408"}`); a code there (`"reason": "INVALID_ARGUMENT"`) is
+        // not words.
+        for field in ["reason", "details"] {
+            if let Some(Value::String(text)) = map.get(field) {
+                if text.trim().contains(' ') {
+                    self.push_message(text);
                 }
             }
         }
@@ -2141,7 +2154,14 @@ struct PassedOn<'a> {
 
 impl<'a> PassedOn<'a> {
     /// The keys it is passed on under: named for it, or beside a status.
-    const NAMED: [&'static str; 3] = ["upstream_body", "upstream_error", "upstream_response"];
+    const NAMED: [&'static str; 6] = [
+        "upstream_body",
+        "upstream_error",
+        "upstream_response",
+        "provider_response",
+        "provider_error",
+        "original_error",
+    ];
     const BESIDE_STATUS: [&'static str; 3] = ["body", "responseBody", "response_body"];
 
     /// Whether a body could be passed on under `key`.
@@ -2152,6 +2172,7 @@ impl<'a> PassedOn<'a> {
     fn find(map: &'a Map<String, Value>) -> Option<Self> {
         let status = map
             .get("upstream_status")
+            .or_else(|| map.get("original_status"))
             .and_then(http_status)
             .or_else(|| stated_status(map));
         let under = |keys: &[&'static str]| {
@@ -2676,6 +2697,10 @@ fn status_named_in(message: &str) -> Option<u16> {
                 "responded with status ",
                 "status code of ",
                 "httpresponsecode: ",
+                // A relay's "upstream returned 429", "got status 401 from provider".
+                "upstream returned ",
+                "provider returned ",
+                "got status ",
             ]
             .iter()
             .any(|l| message.get(..i).is_some_and(|b| b.ends_with(l)));

@@ -2569,6 +2569,9 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "вовремя",
                 "一定時間内",
                 "longer than usual",
+                // "the answer didn't arrive before my time was up", "it never got back to me".
+                "time was up",
+                "never got back",
             ],
             ErrorClass::Timeout,
         ),

@@ -9686,3 +9686,160 @@ fn refusals_models_and_keys_in_more_languages_are_read() {
         (200, r#"{"status":"fail","message":"该密钥已被吊销"}"#, Auth),
     ]);
 }
+
+#[wasm_bindgen_test(unsupported = test)]
+fn free_uses_plans_and_bills_in_more_languages_are_stops() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Today's free uses gone, in ja, ko, ru, de, fr, es, uk.
+        (
+            200,
+            r#"{"success":false,"message":"本日の無料回数を使い切りました"}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"success":false,"message":"무료 사용 횟수를 모두 사용했습니다"}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"success":false,"message":"Бесплатные запросы закончились"}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"success":false,"message":"Deine kostenlosen Anfragen sind aufgebraucht"}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"success":false,"message":"Vous avez épuisé vos utilisations gratuites"}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"success":false,"message":"Agotaste tus usos gratuitos"}"#,
+            QuotaExhausted,
+        ),
+        // A subscription or trial over, in ar, fa, el, id, es, tl (403 is not a key refused).
+        (
+            403,
+            r#"{"code":403,"msg":"انتهت صلاحية اشتراكك"}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"code":403,"msg":"اشتراک شما منقضی شده است"}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"success":false,"message":"Η συνδρομή σας θα λήξει σήμερα και έχει λήξει"}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"success":false,"message":"Masa uji coba sudah selesai"}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"success":false,"message":"Se acabó tu periodo de prueba"}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"Nag-expire na ang subscription mo"}}"#,
+            QuotaExhausted,
+        ),
+        // Money words: a wallet empty (zh), spending reached (ru), an unpaid invoice (tr), and
+        // in plain English.
+        (
+            200,
+            r#"{"code":1,"msg":"钱包空了，请充值"}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"code":1,"msg":"Лимит расходов достигнут"}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"success":false,"message":"Ödenmemiş faturanız var"}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"ok":false,"message":"The prepaid balance on this key is all spent."}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"detail":"Your trial has come to an end. Pick a plan to continue."}"#,
+            QuotaExhausted,
+        ),
+        // The sentence beside a failure flag in `reason`.
+        (
+            503,
+            r#"{"success":false,"reason":"No money left on this account; top it up."}"#,
+            QuotaExhausted,
+        ),
+        // A code in `reason` is not words.
+        (
+            400,
+            r#"{"success":false,"reason":"INVALID_ARGUMENT","message":"bad field"}"#,
+            BadRequest,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn statuses_relays_name_in_words_and_fields_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            502,
+            r#"{"error":"upstream returned 429","retry_after":"7"}"#,
+            RateLimited,
+        ),
+        (502, r#"{"error":"got status 401 from provider"}"#, Auth),
+        (
+            500,
+            r#"{"error":"Internal Server Error","details":"provider call failed with status code of 408"}"#,
+            Timeout,
+        ),
+        (
+            503,
+            r#"{"error":"Service unavailable","original_status":400,"original_error":"{\"error\":{\"message\":\"messages: roles must alternate\"}}"}"#,
+            BadRequest,
+        ),
+        (
+            500,
+            r#"{"message":"invocation error","provider_response":"{\"code\":\"DataInspectionFailed\",\"message\":\"Input data may contain inappropriate content.\"}"}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"ok":false,"error_code":403,"description":"Доступ запрещён: недостаточно прав"}"#,
+            Auth,
+        ),
+        // Plain words for a wait that ran out, a model not recognised, one not switched on.
+        (
+            500,
+            r#"{"error":{"message":"The answer didn't arrive before my time was up."}}"#,
+            Timeout,
+        ),
+        (
+            500,
+            r#"{"error":{"message":"The provider doesn't recognise the model 'mega-9'.","type":"upstream_error"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Your prompt won't fit in this model's memory."}}"#,
+            ContextOverflow,
+        ),
+    ]);
+}
