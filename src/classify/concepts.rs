@@ -824,6 +824,10 @@ const MISSING: &[&str] = &[
     "does not recognise",
     "does not recognize",
     "not switched on",
+    // "model gated, request access", "model withdrawn", "bad model name".
+    "gated",
+    "withdrawn",
+    "bad model",
     // es, pt, fr, de, it, id, tr, vi, pl, uk, th, ar, hi: not found, retired, loading.
     "n'existe pas",
     "introuvable",
@@ -1067,6 +1071,11 @@ const SIZE: &[&str] = &[
     "ውይይ",
     "сұрау",
     "this chat",
+    // Terse lines: "ctx 8192 exceeded", "n_ctx exceeded", "history too long", "chat history
+    // exceeds window".
+    "ctx",
+    "n_ctx",
+    "history",
 ];
 
 /// Too much of it.
@@ -1244,6 +1253,8 @@ const EXCESS: &[&str] = &[
     "longer than the model",
     "too big for this model",
     "too big for the model",
+    // "context overflow".
+    "overflow",
 ];
 
 /// Words of a rate window: a limit per minute is a rate limit, whatever grew too large.
@@ -1279,6 +1290,8 @@ const RATE_WINDOW: &[&str] = &[
     "throttled",
     "throttling",
     "burst limit",
+    // "token rate exceeded".
+    "rate exceeded",
 ];
 
 /// Permission words: "permission denied ... (or it may not exist)" is about the caller's rights,
@@ -3583,6 +3596,8 @@ const USED_UP: &[&str] = &[
     "ختم",
     "አልቋል",
     "ta kare",
+    // "token allowance spent".
+    "spent",
     // Ran out in pt, es, kk, uz.
     "acabou",
     "agotó",
@@ -4117,6 +4132,74 @@ pub fn token_stem_in(message: &str) -> Option<&'static str> {
 pub fn too_large(message: &str) -> Option<String> {
     // "Invalid token in prompt: 123456. Minimum value is 0, maximum value is 100257": the range
     // of a value, not the size of a prompt.
+    // TGI's "Input validation error: `top_n_tokens` must be <= 5": the input is what was
+    // validated, not what is large; a prompt too large names its `inputs` ("`inputs` tokens +
+    // `max_new_tokens` must be <= 4096").
+    if let Some(rest) = message.strip_prefix("input validation error") {
+        return has_phrase(rest, "inputs")
+            .then(|| too_large(rest))
+            .flatten();
+    }
+    // The pair first: most messages have none, and the guards below cost more than it.
+    let Some((size, excess)) = near(message, SIZE, EXCESS) else {
+        return tokens_beyond_model(message).filter(|_| !not_a_prompt_size(message));
+    };
+    if not_a_prompt_size(message) {
+        return None;
+    }
+    // "input.num_outputs: Must be less than or equal to 4" (Replicate's validation): a field
+    // of the request named by its path, not the size of its input.
+    let bound = excess.starts_with("must be") || excess == "less than or equal";
+    if bound && phrase_offsets(message, size).all(|at| in_field_path(message, at, size.len())) {
+        return None;
+    }
+    // "The input has too many reference voices": too many of something, not of tokens.
+    const TOKENS: &[&str] = &["tokens", "token", "characters", "bytes", "トークン", "토큰"];
+    if excess == "слишком много" && token_stem_in(message).is_none() {
+        return None;
+    }
+    if excess == "too many" && first(message, TOKENS).is_none() {
+        return None;
+    }
+    Some(format!("concept size \"{size}\" + \"{excess}\""))
+}
+
+/// A count of tokens set against what a model can take, in words no size pair holds ("This
+/// model can only see 8,000 tokens at a time", "come to 17,902 tokens; this model only looks
+/// at 16,384").
+fn tokens_beyond_model(message: &str) -> Option<String> {
+    const BOUND: &[&str] = &[
+        "only",
+        "at most",
+        "more than",
+        "bigger than",
+        "larger than",
+        "beyond",
+        "no room",
+        "no space",
+        "reading limit",
+    ];
+    if !message.contains("token") || !counts_tokens(message) {
+        return None;
+    }
+    let bound = first(message, BOUND)?;
+    first(message, &["model", "model's"])?;
+    Some(format!(
+        "concept tokens counted + \"{bound}\" a model takes"
+    ))
+}
+
+/// Whether a number of tokens is stated ("8,000 tokens", "16k tokens", "4096 tokens").
+fn counts_tokens(message: &str) -> bool {
+    word_offsets(message, "tokens").any(|at| {
+        let before = message.get(..at).unwrap_or_default().trim_end();
+        let before = before.strip_suffix(['k', 'm']).unwrap_or(before);
+        before.ends_with(|c: char| c.is_ascii_digit())
+    })
+}
+
+/// Why a size pair is not a prompt too large: a rate, a grant, a wait, a field, a range.
+fn not_a_prompt_size(message: &str) -> bool {
     // "Processing time exceeded the model timeout length": a time, not a size.
     // "Token quota exceeded for this month", "今月のトークン上限に達しました": a grant, not a
     // window of context.
@@ -4133,17 +4216,7 @@ pub fn too_large(message: &str) -> Option<String> {
         "할당량",
         "квот",
     ];
-    // TGI's "Input validation error: `top_n_tokens` must be <= 5": the input is what was
-    // validated, not what is large; a prompt too large names its `inputs` ("`inputs` tokens +
-    // `max_new_tokens` must be <= 4096").
-    if let Some(rest) = message.strip_prefix("input validation error") {
-        return has_phrase(rest, "inputs")
-            .then(|| too_large(rest))
-            .flatten();
-    }
-    // The pair first: most messages have none, and the guards below cost more than it.
-    let (size, excess) = near(message, SIZE, EXCESS)?;
-    if rate_window(message)
+    rate_window(message)
         || short_window(message)
         || timed_window_in(message)
         || first(message, BILLING).is_some()
@@ -4187,24 +4260,6 @@ pub fn too_large(message: &str) -> Option<String> {
         // "The field 'name' exceeds the maximum length of 64 characters", "Il campo 'name' del
         // messaggio supera la lunghezza massima di 64 caratteri": one field's length.
         || (first(message, FIELD_WORDS).is_some() && first(message, CHARACTER_WORDS).is_some())
-    {
-        return None;
-    }
-    // "input.num_outputs: Must be less than or equal to 4" (Replicate's validation): a field
-    // of the request named by its path, not the size of its input.
-    let bound = excess.starts_with("must be") || excess == "less than or equal";
-    if bound && phrase_offsets(message, size).all(|at| in_field_path(message, at, size.len())) {
-        return None;
-    }
-    // "The input has too many reference voices": too many of something, not of tokens.
-    const TOKENS: &[&str] = &["tokens", "token", "characters", "bytes", "トークン", "토큰"];
-    if excess == "слишком много" && token_stem_in(message).is_none() {
-        return None;
-    }
-    if excess == "too many" && first(message, TOKENS).is_none() {
-        return None;
-    }
-    Some(format!("concept size \"{size}\" + \"{excess}\""))
 }
 
 /// Whether the word at `at..at + len` is a segment of a dotted field path (`input.width`,
@@ -4389,7 +4444,77 @@ pub fn refusal(message: &str) -> Option<String> {
     {
         return Some(format!("concept safety \"{risk}\""));
     }
-    named_pair(message, GUARDRAIL, GUARD_ACTED, "guard")
+    named_pair(message, GUARDRAIL, GUARD_ACTED, "guard").or_else(|| refused_alone(message))
+}
+
+/// Words that name a refusal of content by themselves, in the terse lines of small services
+/// ("nsfw rejected", "policy violation", "safety check failed", "guardrail tripped", "rejected
+/// by moderation"), unless they speak of an account, a key or an address (a caller refused).
+fn refused_alone(message: &str) -> Option<String> {
+    const ALONE: &[&str] = &[
+        "nsfw",
+        "by moderation",
+        "moderation: rejected",
+        "moderation rejected",
+        "jailbreak",
+        "csam",
+        "hate speech",
+        "self-harm",
+        "guardrail tripped",
+        "blocked by guardrail",
+        "content guard",
+        "policy violation",
+        "safety check",
+        "safety filter",
+        "safety system",
+        "blocked by filter",
+        "blocked keyword",
+        "forbidden content",
+        "flagged",
+        // What a refusal names in plain words: "We can't make images of real people",
+        // "crosses our community standards", "breaks the house rules", "Request declined by
+        // policy", "the rest of this answer was withheld".
+        "real people",
+        "real person",
+        "public figure",
+        "public figures",
+        "community standards",
+        "community guidelines",
+        "community rules",
+        "house rules",
+        "our rules",
+        "by policy",
+        "off-limits",
+        "withheld",
+        "nudity",
+        "sexual",
+        "graphic violence",
+        "deepfake",
+        "impersonate",
+        "copyrighted",
+        "trust & safety",
+        "trust and safety",
+    ];
+    const CALLER: &[&str] = &[
+        "account",
+        "organization",
+        "org",
+        "key",
+        "user",
+        "access",
+        "ip",
+        "address",
+        "endpoint",
+        "service",
+        "unavailable",
+        "timeout",
+        "timed out",
+    ];
+    let word = first(message, ALONE)?;
+    if first(message, CALLER).is_some() {
+        return None;
+    }
+    Some(format!("concept safety \"{word}\""))
 }
 
 /// A check not passed.
@@ -4534,6 +4659,8 @@ const REJECTED: &[&str] = &[
     // Revoked (zh): "密钥已被吊销".
     "吊销",
     "吊銷",
+    // "key deleted", "auth failed".
+    "deleted",
     "missing",
     "no longer valid",
     "not valid",

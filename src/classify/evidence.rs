@@ -2699,6 +2699,8 @@ fn status_named_in(message: &str) -> Option<u16> {
                 "httpresponsecode: ",
                 // A relay's "upstream returned 429", "got status 401 from provider".
                 "upstream returned ",
+                // "upstream 401: key rejected".
+                "upstream ",
                 "provider returned ",
                 "got status ",
             ]

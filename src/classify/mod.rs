@@ -2401,6 +2401,7 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "requests at once",
                 // "Your key is cooling off for 30 seconds after a sudden burst".
                 "cooling off",
+                "rate exceeded",
             ],
             ErrorClass::RateLimited,
         ),
@@ -2439,6 +2440,7 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
             // A sign-in to renew ("登录状态已超时，请重新登录"): the session, not the call, ran
             // out of time.
             &[
+                "not logged in",
                 "重新登录",
                 "重新登錄",
                 // A token's time ran out (hi), not the call's.

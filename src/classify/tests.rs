@@ -9843,3 +9843,84 @@ fn statuses_relays_name_in_words_and_fields_are_read() {
         ),
     ]);
 }
+
+#[wasm_bindgen_test(unsupported = test)]
+fn terse_refusals_contexts_and_keys_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A refusal's own words, without a word for what was refused.
+        (400, "nsfw image rejected", ContentPolicy),
+        (400, r#"{"error":"policy violation"}"#, ContentPolicy),
+        (
+            422,
+            r#"{"status":"error","reason":"rejected by moderation"}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"ok":false,"err":"guardrail tripped"}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"We can't make pictures of real people."}}"#,
+            ContentPolicy,
+        ),
+        (
+            403,
+            r#"{"error":"This crosses our community standards."}"#,
+            ContentPolicy,
+        ),
+        (400, "Request declined by policy.", ContentPolicy),
+        // The same words about a caller are not a refusal of content.
+        (403, r#"{"error":"account flagged for review"}"#, Auth),
+        (
+            400,
+            r#"{"error":"guardrail config invalid: missing field 'mode'"}"#,
+            BadRequest,
+        ),
+        // A window of context in terse words, and a count of tokens set against the model.
+        (
+            400,
+            r#"{"ok":false,"err":"context overflow"}"#,
+            ContextOverflow,
+        ),
+        (400, "n_ctx exceeded", ContextOverflow),
+        (400, r#"{"error":"chat history too long"}"#, ContextOverflow),
+        (
+            400,
+            "This model can only see 8,000 tokens at a time; yours is 11,500.",
+            ContextOverflow,
+        ),
+        (
+            400,
+            "Your prompt is 9,000 tokens, more than this model takes.",
+            ContextOverflow,
+        ),
+        // Tokens counted per minute are a rate.
+        (429, "token rate exceeded", RateLimited),
+        (
+            400,
+            "This model allows only 30,000 tokens per minute.",
+            RateLimited,
+        ),
+        // Keys deleted, a login missing, a relay's "upstream 401", an allowance spent.
+        (
+            500,
+            r#"{"status":"error","reason":"api key deleted"}"#,
+            Auth,
+        ),
+        (200, r#"{"ok":false,"err":"not logged in"}"#, Auth),
+        (502, r#"{"error":"upstream 401: key rejected"}"#, Auth),
+        (
+            403,
+            r#"{"ok":false,"err":"token allowance spent"}"#,
+            QuotaExhausted,
+        ),
+        (
+            400,
+            r#"{"status":"error","reason":"model withdrawn"}"#,
+            ModelUnavailable,
+        ),
+    ]);
+}
