@@ -231,6 +231,18 @@ CASES = [
     ("acme-3", 500, {}, {"error": "reactor.core.Exceptions$ReactiveException: java.util.concurrent.TimeoutException: Did not observe any item or terminal signal"}, "timeout", None, False),
     ("acme-1", 400, {}, {"code": 1, "msg": "\u53c2\u6570 name \u957f\u5ea6\u8d85\u8fc7\u9650\u5236\uff0c\u6700\u5927 64 \u4e2a\u5b57\u7b26"}, "bad_request", None, True),
     ("acme-2", 400, {}, {"error": "Vous envoyez des requ\u00eates trop rapidement"}, "rate_limited", None, False),
+    # Later the same session: a subscription ended, in Arabic, under a 403; a failure flag with
+    # its sentence in `reason` (money gone) under a 503; a relay's "upstream returned 429" under
+    # its own 502; a terse refusal in plain text (no word for what was refused); a count of tokens set against what the model
+    # takes; an inner 408 named in a wrapper's `details`; an upstream's body passed on under
+    # `original_error` beside its `original_status`.
+    ("acme-3", 403, {}, {"code": 403, "msg": "\u0627\u0646\u062a\u0647\u062a \u0635\u0644\u0627\u062d\u064a\u0629 \u0627\u0634\u062a\u0631\u0627\u0643\u0643"}, "quota_exhausted", None, True),
+    ("acme-3", 503, {}, {"success": False, "reason": "No money left on this account; top it up."}, "quota_exhausted", None, True),
+    ("acme-3", 502, {}, {"error": "upstream returned 429"}, "rate_limited", None, False),
+    ("acme-3", 400, {}, "Declined by policy.", "content_policy", None, True),
+    ("acme-3", 400, {}, {"error": "This model can only see 8,000 tokens at a time; yours is 11,500."}, "context_overflow", None, True),
+    ("acme-3", 500, {}, {"error": "Internal Server Error", "details": "provider call failed with status code of 408"}, "timeout", None, False),
+    ("acme-3", 503, {}, {"error": "Service unavailable", "original_status": 400, "original_error": "{\"error\":{\"message\":\"messages: roles must alternate\"}}"}, "bad_request", None, True),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
