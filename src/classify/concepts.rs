@@ -280,6 +280,10 @@ const SHORTAGE: &[&str] = &[
     "no money left",
     "nothing left",
     "outstanding",
+    // "All upstream keys in this pool have run dry", "Prepaid package consumed".
+    "run dry",
+    "ran dry",
+    "consumed",
     "exceeded",
     "run out",
     "ran out",
@@ -1292,6 +1296,7 @@ const RATE_WINDOW: &[&str] = &[
     "burst limit",
     // "token rate exceeded".
     "rate exceeded",
+    "last minute",
 ];
 
 /// Permission words: "permission denied ... (or it may not exist)" is about the caller's rights,
@@ -1900,6 +1905,8 @@ const SHORT_WINDOW: &[&str] = &[
     "calls a minute",
     "requests a minute",
     "messages a minute",
+    // "Too many tokens in the last minute".
+    "last minute",
     "per min",
     "per minute",
     "per-minute",
@@ -2140,6 +2147,8 @@ const PAY: &[&str] = &[
     "購買",
     "top up",
     "top-up",
+    "topped up",
+    "tops up",
     "recharge",
     "充值",
     "購入",
@@ -2162,6 +2171,7 @@ const PAID_FOR: &[&str] = &[
     "usage",
     "funds",
     "balance",
+    "wallet",
     "余额",
     "餘額",
     "额度",
@@ -2179,6 +2189,8 @@ const LAPSED: &[&str] = &[
     // "Your free trial has come to an end".
     "come to an end",
     "came to an end",
+    "finished",
+    "consumed",
     // "No active subscription found for this group", "You do not have an active subscription".
     "no active",
     "not have an active",
@@ -2757,6 +2769,30 @@ pub fn model_missing(message: &str) -> Option<String> {
     model_lacks_capability(message)
         .or_else(|| model_needs_plan(message))
         .or_else(|| model_terms_unaccepted(message))
+        .or_else(|| model_id_gone(message))
+}
+
+/// A model named only by its id, gone ("Jurassic-2 Ultra was retired", "command-nightly has
+/// been discontinued", "llama3.1:70b is not downloaded on this machine"). Not "deprecated": a
+/// parameter is deprecated for a model more often than a model is.
+fn model_id_gone(message: &str) -> Option<String> {
+    const GONE_BY_ID: &[&str] = &[
+        "retired",
+        "discontinued",
+        "decommissioned",
+        "turned off",
+        "switched off",
+        "shut down",
+        "taken down",
+        "been removed",
+        "stopped serving",
+        "stopped offering",
+        "not downloaded",
+        "not on this server",
+    ];
+    let gone = first(message, GONE_BY_ID)?;
+    let id = model_id_in(message)?;
+    Some(format!("concept model \"{id}\" + \"{gone}\""))
 }
 
 /// A model's own terms or licence.
@@ -3598,6 +3634,14 @@ const USED_UP: &[&str] = &[
     "ta kare",
     // "token allowance spent".
     "spent",
+    // "The embeddings you get each month are all used", "fully consumed", "today's allowance
+    // is gone", "Trial quota of this account is finished".
+    "all used",
+    "fully used",
+    "fully consumed",
+    "is gone",
+    "are gone",
+    "finished",
     // Ran out in pt, es, kk, uz.
     "acabou",
     "agotó",
@@ -4182,7 +4226,9 @@ fn tokens_beyond_model(message: &str) -> Option<String> {
     if !message.contains("token") || !counts_tokens(message) {
         return None;
     }
-    let bound = first(message, BOUND)?;
+    // The English words a local message keeps ("Ujumbe ni mrefu mno: umezidi kikomo cha
+    // context cha model (8192 tokens)"): the model's context and a count are the bound.
+    let bound = first(message, BOUND).or_else(|| first(message, &["context"]))?;
     first(message, &["model", "model's"])?;
     Some(format!(
         "concept tokens counted + \"{bound}\" a model takes"
@@ -4191,11 +4237,14 @@ fn tokens_beyond_model(message: &str) -> Option<String> {
 
 /// Whether a number of tokens is stated ("8,000 tokens", "16k tokens", "4096 tokens").
 fn counts_tokens(message: &str) -> bool {
-    word_offsets(message, "tokens").any(|at| {
-        let before = message.get(..at).unwrap_or_default().trim_end();
-        let before = before.strip_suffix(['k', 'm']).unwrap_or(before);
-        before.ends_with(|c: char| c.is_ascii_digit())
-    })
+    let counted = |unit| {
+        word_offsets(message, unit).any(|at| {
+            let before = message.get(..at).unwrap_or_default().trim_end();
+            let before = before.strip_suffix(['k', 'm']).unwrap_or(before);
+            before.ends_with(|c: char| c.is_ascii_digit())
+        })
+    };
+    counted("tokens") || counted("token")
 }
 
 /// Why a size pair is not a prompt too large: a rate, a grant, a wait, a field, a range.

@@ -2402,6 +2402,11 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 // "Your key is cooling off for 30 seconds after a sudden burst".
                 "cooling off",
                 "rate exceeded",
+                // "Too many calls in a row", "Please wait 1 minute before your next message".
+                "too many calls",
+                "before your next message",
+                "before your next request",
+                "before sending again",
             ],
             ErrorClass::RateLimited,
         ),
@@ -2574,6 +2579,19 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 // "the answer didn't arrive before my time was up", "it never got back to me".
                 "time was up",
                 "never got back",
+                // "No tokens arrived within 90s", "never sent a response before our cut-off",
+                // "ran past its wall-clock allowance", "ran for longer than its 300-second
+                // limit", "Went over the maximum run time", "We stopped waiting", "the CPU time
+                // it is allowed", "didn't get back to us in time", "deadline ran out".
+                "arrived within",
+                "never sent a response",
+                "wall-clock",
+                "ran for longer than",
+                "maximum run time",
+                "stopped waiting",
+                "cpu time",
+                "back to us in time",
+                "deadline ran out",
             ],
             ErrorClass::Timeout,
         ),
@@ -2581,6 +2599,11 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
             &[
                 // "Gemini API free tier is not available in your country. Please enable billing".
                 "enable billing",
+                // "No messages left on your plan until Jan 3".
+                "no messages left",
+                "no requests left",
+                "no credits left",
+                "no generations left",
                 "额度",
                 "配额",
             ],
@@ -3297,6 +3320,10 @@ const NO_RESET: &[&str] = &["total limit", "lifetime limit", "lifetime quota"];
 
 /// Message phrases of a window of hours or more (a wait of minutes does not help).
 const LONG_WINDOW: &[&str] = &[
+    // "runs for this 24-hour period", "until the 1st" (the next month).
+    "24-hour",
+    "until the 1st",
+    "on the 1st",
     "per day",
     // A gateway's setting named in its words (`token_per_day=10000000 exhausted`).
     "per_day",

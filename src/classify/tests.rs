@@ -9924,3 +9924,91 @@ fn terse_refusals_contexts_and_keys_are_read() {
         ),
     ]);
 }
+
+#[wasm_bindgen_test(unsupported = test)]
+fn stops_waits_timeouts_and_models_in_plain_english_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Stops: a pool run dry, an allowance all used or gone, a trial finished, a team wallet
+        // to top up, a package consumed, messages left none until a date.
+        (
+            503,
+            r#"{"error":{"message":"Every upstream key in this pool has run dry (balance 0).","type":"relay_error"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"This month's embeddings allowance is all used.","type":"plan"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            400,
+            r#"{"code":400,"msg":"Trial quota of this account is finished","success":false}"#,
+            QuotaExhausted,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"An admin must top up the team wallet first."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"object":"error","message":"Prepaid package consumed.","code":30001}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"No messages left on your plan until Jan 3.","code":"x"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            500,
+            "Error: you have run out of agent runs for this 24-hour period.",
+            QuotaExhausted,
+        ),
+        // Waits: a window of the last minute, too many calls, wait before the next message.
+        (
+            500,
+            r#"{"error":{"message":"Error code: 429 - {'error': {'message': 'Too many tokens in the last minute for this deployment.'}}"}}"#,
+            RateLimited,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"Too many calls in a row."}}"#,
+            RateLimited,
+        ),
+        (
+            500,
+            "Error: upstream said 'Please wait 1 minute before your next message'",
+            RateLimited,
+        ),
+        // Timeouts in plain words.
+        (
+            502,
+            r#"{"error":{"message":"The provider never sent a response before our cut-off."}}"#,
+            Timeout,
+        ),
+        (
+            500,
+            r#"{"code":"WORKER_LIMIT","message":"Function ran past its wall-clock allowance of 150s."}"#,
+            Timeout,
+        ),
+        (
+            200,
+            r#"{"job_id":"j-1","state":"failed","failure":"Went over the maximum run time of 15 minutes."}"#,
+            Timeout,
+        ),
+        // A model named by its id, gone; a count of tokens against the model's context, in a
+        // local sentence that keeps the English words.
+        (
+            404,
+            r#"{"error":{"code":404,"message":"gemini-1.0-pro-002 was turned off on 2025-09-24."}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Ujumbe ni mrefu mno: umezidi kikomo cha context cha model (8192 tokens)."}}"#,
+            ContextOverflow,
+        ),
+    ]);
+}
