@@ -4197,12 +4197,11 @@ pub fn too_large(message: &str) -> Option<String> {
     if bound && phrase_offsets(message, size).all(|at| in_field_path(message, at, size.len())) {
         return None;
     }
-    // "The input has too many reference voices": too many of something, not of tokens.
-    const TOKENS: &[&str] = &["tokens", "token", "characters", "bytes", "トークン", "토큰"];
-    if excess == "слишком много" && token_stem_in(message).is_none() {
-        return None;
-    }
-    if excess == "too many" && first(message, TOKENS).is_none() {
+    // "The input has too many reference voices", "Слишком много инструментов": too many of
+    // something, not of tokens.
+    const UNITS: &[&str] = &["characters", "bytes"];
+    let counted = token_stem_in(message).is_some() || first(message, UNITS).is_some();
+    if matches!(excess, "too many" | "слишком много") && !counted {
         return None;
     }
     Some(format!("concept size \"{size}\" + \"{excess}\""))
@@ -4229,7 +4228,7 @@ fn tokens_beyond_model(message: &str) -> Option<String> {
     // The English words a local message keeps ("Ujumbe ni mrefu mno: umezidi kikomo cha
     // context cha model (8192 tokens)"): the model's context and a count are the bound.
     let bound = first(message, BOUND).or_else(|| first(message, &["context"]))?;
-    first(message, &["model", "model's"])?;
+    first(message, &["model"])?;
     Some(format!(
         "concept tokens counted + \"{bound}\" a model takes"
     ))

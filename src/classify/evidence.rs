@@ -2697,9 +2697,9 @@ fn status_named_in(message: &str) -> Option<u16> {
                 "responded with status ",
                 "status code of ",
                 "httpresponsecode: ",
-                // A relay's "upstream returned 429", "got status 401 from provider".
+                // A relay's "upstream returned 429", "upstream 401: key rejected", "provider
+                // returned 503", "got status 401 from provider".
                 "upstream returned ",
-                // "upstream 401: key rejected".
                 "upstream ",
                 "provider returned ",
                 "got status ",
