@@ -1135,7 +1135,6 @@ fn single_request_over_window(evidence: &Evidence) -> Option<String> {
         "never be served",
         "never succeed",
     ];
-    const TOKENS: &[&str] = &["token", "토큰", "トークン"];
     if !concepts::per_minute_limit_in(&evidence.messages) {
         return None;
     }
@@ -1146,10 +1145,8 @@ fn single_request_over_window(evidence: &Evidence) -> Option<String> {
         if phrase_of(m, LATER).is_some() {
             return None;
         }
-        TOKENS
-            .iter()
-            .any(|t| m.contains(t))
-            .then(|| format!("message \"{alone}\" over a minute's limit of tokens"))
+        concepts::token_stem_in(m)
+            .map(|_| format!("message \"{alone}\" over a minute's limit of tokens"))
     })
 }
 
