@@ -605,6 +605,46 @@ const MODEL_FAMILIES: &[&str] = &[
     "hunyuan-",
     "minimax-",
     "phi-",
+    // More families, open and closed, of the model lists providers publish.
+    "codellama",
+    "command-",
+    "jamba-",
+    "j2-",
+    "o1-",
+    "o3-",
+    "o4-",
+    "dall-e-",
+    "whisper-",
+    "text-embedding-",
+    "text-bison",
+    "chat-bison",
+    "titan-",
+    "nova-",
+    "ministral-",
+    "pixtral-",
+    "magistral-",
+    "devstral-",
+    "nemotron",
+    "granite-",
+    "olmo-",
+    "falcon-",
+    "yi-",
+    "baichuan",
+    "internlm",
+    "starcoder",
+    "sonar-",
+    "voyage-",
+    "imagen-",
+    "veo-",
+    "chatglm",
+    "qwq-",
+    "llava",
+    "gigachat",
+    "yandexgpt",
+    "sabia-",
+    "aya-",
+    "exaone",
+    "hcx-",
 ];
 
 /// The model a message names by its id ("Your plan does not include access to gpt-4o"): a
@@ -1080,6 +1120,16 @@ const SIZE: &[&str] = &[
     "ctx",
     "n_ctx",
     "history",
+    // Context in km, am, hy, ka, si, lo, te, ta, pa.
+    "បរិបទ",
+    "አውድ",
+    "համատեքստ",
+    "კონტექსტ",
+    "සන්දර්භ",
+    "ບໍລິບົດ",
+    "సందర్భ",
+    "சூழல்",
+    "ਪ੍ਰਸੰਗ",
 ];
 
 /// Too much of it.
@@ -1259,6 +1309,24 @@ const EXCESS: &[&str] = &[
     "too big for the model",
     // "context overflow".
     "overflow",
+    // Too long and exceeds in mn, kk, km, lo, my, ha, zu, uz, az, hy, ka, si, ta, te.
+    "хэт урт",
+    "хэтэрсэн",
+    "асып",
+    "асты",
+    "លើស",
+    "ເກີນ",
+    "ကျော်",
+    "wuce",
+    "idlula",
+    "oshib",
+    "aşır",
+    "գերազանց",
+    "აღემატება",
+    "გადააჭარბ",
+    "ඉක්මවා",
+    "மீறு",
+    "మించి",
 ];
 
 /// Words of a rate window: a limit per minute is a rate limit, whatever grew too large.
@@ -2032,6 +2100,24 @@ const SHORT_WINDOW_ELSEWHERE: &[&str] = &[
     "per minutt",
     "i minuttet",
     "pr. minut",
+    // Within a minute, per minute in ha, zu, uz, kk, az, mn, hy, ka, am, ne, si, km, lo, my, te.
+    "cikin minti",
+    "a minti",
+    "ngomzuzu",
+    "daqiqada",
+    "минутына",
+    "минутта",
+    "dəqiqədə",
+    "минутанд",
+    "րոպեում",
+    "წუთში",
+    "በደቂቃ",
+    "प्रति मिनेट",
+    "විනාඩියකට",
+    "ក្នុងមួយនាទី",
+    "ຕໍ່ນາທີ",
+    "တစ်မိနစ်",
+    "నిమిషానికి",
 ];
 
 /// Whether a message states a short window ([`SHORT_WINDOW`], in any language).
@@ -2572,6 +2658,28 @@ const RETRY: &[&str] = &[
     "ανανεώνεται",
     // Again, in Persian.
     "دوباره",
+    // Try again, and renewed, in pa, ka, ha, si, km, my, am, ne, mn, lo, yo, zu, uz, kk, az, hy,
+    // te.
+    "ਦੁਬਾਰਾ ਕੋਸ਼ਿਸ਼",
+    "სცადეთ",
+    "განახლდება",
+    "sake gwadawa",
+    "sake buɗe",
+    "නැවත උත්සාහ",
+    "නැවත සකස",
+    "ព្យាយាមម្តងទៀត",
+    "ထပ်မံကြိုးစား",
+    "እንደገና ይሞክሩ",
+    "फेरि प्रयास",
+    "дахин оролд",
+    "ລອງໃໝ່",
+    "gbìyànjú",
+    "zama futhi",
+    "qayta urin",
+    "қайталап көр",
+    "yenidən cəhd",
+    "կրկին փորձ",
+    "మళ్లీ ప్రయత్నించ",
 ];
 
 /// A day or more away.
@@ -2618,6 +2726,21 @@ const DAYS_LATER: &[&str] = &[
     "நாளை",
     "kesho",
     "พรุ่งนี้",
+    // Tomorrow in ka, ha, si, km, my, ne, mn, lo, zu, uz, kk, az, hy, te.
+    "ხვალ",
+    "gobe",
+    "හෙට",
+    "ថ្ងៃស្អែក",
+    "မနက်ဖြန်",
+    "भोलि",
+    "маргааш",
+    "ມື້ອື່ນ",
+    "kusasa",
+    "ertaga",
+    "ертең",
+    "sabah",
+    "վաղը",
+    "రేపు",
 ];
 
 /// A retry a day or more away ("请下周重试", "try again tomorrow"): no wait helps the request.
@@ -2789,6 +2912,9 @@ fn model_id_gone(message: &str) -> Option<String> {
         "stopped offering",
         "not downloaded",
         "not on this server",
+        "end of life",
+        "unpublished",
+        "no longer be invoked",
     ];
     let gone = first(message, GONE_BY_ID)?;
     let id = model_id_in(message)?;
@@ -4026,6 +4152,9 @@ fn dimensions_in(message: &str) -> bool {
 /// The request fields that bound a model's output.
 const OUTPUT_FIELDS: &[&str] = &[
     "max_tokens",
+    // Camel-cased, as SDKs and Bedrock's Titan spell them (`maxTokens`, `maxTokenCount`).
+    "maxtokens",
+    "maxtokencount",
     "max_completion_tokens",
     "max_output_tokens",
     "maxoutputtokens",
@@ -4186,7 +4315,9 @@ pub fn too_large(message: &str) -> Option<String> {
     }
     // The pair first: most messages have none, and the guards below cost more than it.
     let Some((size, excess)) = near(message, SIZE, EXCESS) else {
-        return tokens_beyond_model(message).filter(|_| !not_a_prompt_size(message));
+        return tokens_beyond_model(message)
+            .or_else(|| too_big_for_model(message))
+            .filter(|_| !not_a_prompt_size(message));
     };
     if not_a_prompt_size(message) {
         return None;
@@ -4232,6 +4363,63 @@ fn tokens_beyond_model(message: &str) -> Option<String> {
     Some(format!(
         "concept tokens counted + \"{bound}\" a model takes"
     ))
+}
+
+/// Something of the caller's too big for the model itself, in plain words ("Message is longer
+/// than the model can handle", "The spreadsheet you pasted is too big for this model",
+/// "document too long for model"): the excess is set against the model, a few plain words
+/// after it. Not media ("image too large for this model" is shrunk, not moved), not "more than
+/// one model".
+fn too_big_for_model(message: &str) -> Option<String> {
+    const EXCESS: &[&str] = &[
+        "too long for",
+        "too big for",
+        "too large for",
+        "longer than",
+        "bigger than",
+        "larger than",
+        "more than",
+    ];
+    const FILLER: &[&str] = &[
+        "the", "this", "that", "your", "our", "a", "selected", "current", "chosen",
+    ];
+    const MEDIA: &[&str] = &[
+        "image",
+        "images",
+        "audio",
+        "video",
+        "pixels",
+        "file size",
+        "resolution",
+        "duration",
+    ];
+    const WAITED: &[&str] = &["waited", "waiting", "took", "taking", "time"];
+    if !message.contains("model") {
+        return None;
+    }
+    let against_model = |rest: &str| {
+        for word in rest.split_whitespace().take(4) {
+            let word = word.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'');
+            if word == "model" || word == "model's" {
+                return true;
+            }
+            if !FILLER.contains(&word) {
+                return false;
+            }
+        }
+        false
+    };
+    let excess = EXCESS.iter().find(|e| {
+        phrase_offsets(message, e).any(|at| message.get(at + e.len()..).is_some_and(against_model))
+    })?;
+    // "Gateway waited too long for the model": a time, not a size.
+    if first(message, MEDIA)
+        .or_else(|| first(message, WAITED))
+        .is_some()
+    {
+        return None;
+    }
+    Some(format!("concept \"{excess}\" the model"))
 }
 
 /// Whether a number of tokens is stated ("8,000 tokens", "16k tokens", "4096 tokens").
@@ -4515,6 +4703,34 @@ fn refused_alone(message: &str) -> Option<String> {
         "safety check",
         "safety filter",
         "safety system",
+        "safety rules",
+        "content review",
+        "responsible-ai",
+        "responsible ai",
+        "harassment",
+        "mature topic",
+        "mature content",
+        "child-safe",
+        // A (safety or content) policy broken, in si, my, am, ne, mn, lo, zu, uz, kk, az, hy, te,
+        // ka, km, pa, ha, yo, ta ("Таны хүсэлт аюулгүй байдлын бодлогыг зөрчсөн").
+        "ප්‍රතිපත්තිය උල්ලංඝනය",
+        "မူဝါဒကို ချိုးဖောက်",
+        "መመሪያችንን ስለሚጥስ",
+        "नीतिको उल्लङ्घन",
+        "бодлогыг зөрчсөн",
+        "ລະເມີດນະໂຍບາຍ",
+        "iphula inqubomgomo",
+        "siyosatiga zid",
+        "саясатын бұз",
+        "siyasətini poz",
+        "քաղաքականությունը",
+        "విధానాన్ని ఉల్లంఘి",
+        "პოლიტიკას არღვევ",
+        "រំលោភគោលការណ៍",
+        "ਨੀਤੀ ਦੀ ਉਲੰਘਣਾ",
+        "ya saba wa manufofin",
+        "ó rú òfin",
+        "கொள்கையை மீறு",
         "blocked by filter",
         "blocked keyword",
         "forbidden content",
@@ -5662,10 +5878,11 @@ pub fn quota_in(messages: &[String]) -> Option<String> {
 /// large, a refusal.
 pub fn class_of(messages: &[String]) -> Option<(ErrorClass, String)> {
     type Reader = fn(&str) -> Option<String>;
-    const ORDER: [(Reader, ErrorClass); 10] = [
+    const ORDER: [(Reader, ErrorClass); 11] = [
         (model_missing, ErrorClass::ModelUnavailable),
         (too_large, ErrorClass::ContextOverflow),
         (output_bound_exceeded, ErrorClass::ContextOverflow),
+        (time_limit_hit, ErrorClass::Timeout),
         (refusal, ErrorClass::ContentPolicy),
         (credential_rejected, ErrorClass::Auth),
         (account_blocked, ErrorClass::Auth),
@@ -5677,6 +5894,55 @@ pub fn class_of(messages: &[String]) -> Option<(ErrorClass, String)> {
     ORDER
         .iter()
         .find_map(|(read, class)| messages.iter().find_map(|m| read(m)).map(|r| (*class, r)))
+}
+
+/// A time limit run out, told by its length ("did not return within 30s", "exceeded its 120s
+/// deadline", "did not finish within its 25-second execution limit", "hit its 10-minute wall
+/// clock"): a duration beside a word of a limit. Not a window of requests ("60 requests within
+/// 60 seconds"), nor a wait ("try again in 30s").
+fn time_limit_hit(message: &str) -> Option<String> {
+    const LIMIT: &[&str] = &[
+        "deadline",
+        "within",
+        "time limit",
+        "execution limit",
+        "hard limit",
+        "wall clock",
+        "wall-clock",
+    ];
+    const COUNTED: &[&str] = &[
+        "request",
+        "requests",
+        "calls",
+        "tokens",
+        "messages",
+        "retry",
+        "try again",
+        "wait",
+        "per",
+    ];
+    const UNITS: &[&str] = &[
+        "ms", "s", "sec", "secs", "second", "seconds", "min", "mins", "minute", "minutes",
+    ];
+    // The digits first: most messages hold no duration.
+    if !message.bytes().any(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let limit = first(message, LIMIT)?;
+    let lasted = message
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '.'))
+        .map(|w| w.trim_end_matches('.'))
+        .find(|w| {
+            let unit = w.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+            let unit = unit.strip_prefix('-').unwrap_or(unit);
+            unit.len() < w.len()
+                && w.starts_with(|c: char| c.is_ascii_digit())
+                && UNITS.contains(&unit)
+        })?;
+    if first(message, COUNTED).is_some() || rate_window(message) || short_window(message) {
+        return None;
+    }
+    Some(format!("concept a time limit \"{limit}\" of {lasted}"))
 }
 
 /// Words of a request the server would not take as sent ("must be an odd number",
@@ -5702,6 +5968,7 @@ const REQUEST_FAULT: &[&str] = &[
     "illegal",
     "cannot be empty",
     "can not be empty",
+    "out of range",
     // "content和tool_calls 字段不能同时为空" (Zhipu 1214): fields that cannot (both) be empty.
     "不能为空",
     "不能同时为空",

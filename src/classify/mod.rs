@@ -458,7 +458,9 @@ fn settle(answer: &Answer, evidence: &Evidence, rules: &rules::Rules) -> Settled
         (prior, learned::Basis::Status, stated)
     };
     let (prior, basis, stated) = match generic_code(evidence) {
-        Some((ErrorClass::Overloaded, _)) if says_more => from_status(),
+        // A relay's `server_error` around "upstream returned 401": its own failure is the
+        // upstream's refusal, which the status it names tells.
+        Some((ErrorClass::Overloaded, _)) if says_more || wraps_4xx => from_status(),
         // A client's fault (`invalid_request_error`) under a server's failure (a 503 "server
         // shutting down"): the code contradicts the status, and the status's reading costs
         // less when wrong (one request moved along its chain, not a failure handed back).
@@ -1300,9 +1302,12 @@ fn output_limit_over_bound(message: &str) -> Option<String> {
         "max_completion_tokens",
         "max_new_tokens",
         "max output tokens",
+        "maxtokens",
+        "maxtokencount",
     ];
     const BOUND: &[&str] = &[
         "range",
+        "less or equal",
         "> ",
         "<=",
         "less than",
@@ -1337,6 +1342,16 @@ fn output_limit_over_bound(message: &str) -> Option<String> {
         "massimo",
         "слишком больш",
         "превыша",
+        // Too high and the maximum in cs, ar, nl, pl, tr/id/ms, vi.
+        "příliš",
+        "أكبر",
+        "الحد الأقصى",
+        "te hoog",
+        "te groot",
+        "za duż",
+        "maksimum",
+        "quá lớn",
+        "terlalu besar",
     ];
     // The bound is read near the parameter it bounds, mostly after it ("max_tokens ... is not
     // valid: integer above maximum value, expected a value <= 32768"): a traceback's `in
@@ -1559,7 +1574,16 @@ fn names_model(evidence: &Evidence) -> bool {
     evidence
         .messages
         .iter()
-        .any(|m| concepts::model_word_as_word_in(m))
+        .any(|m| concepts::model_word_as_word_in(m) || model_id_outside_path(m))
+}
+
+/// A model named by its id ("codellama:34b-python is not on this server"), not as a part of a
+/// path a proxy could not route ("Could not route to /client/v4/.../@cf/meta/llama-3.1-8b").
+fn model_id_outside_path(message: &str) -> bool {
+    const PATH: &[&str] = &["url", "uri", "route", "path", "proxy"];
+    concepts::model_id_in(message).is_some()
+        && !message.contains("/v1")
+        && !PATH.iter().any(|w| has_phrase(message, w))
 }
 
 /// "Not found" codes say nothing about what was not found: a model only when a message names
@@ -2719,7 +2743,13 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
     }
     // "The server is currently handling too many requests" under a 5xx: everyone's requests,
     // the provider's load; "You have sent too many requests" stays the caller's rate.
-    if matched == "too many requests" && status >= 500 && load_on_server(evidence) {
+    // A wrapper's "429 Too Many Requests from POST ..." (Spring's `WebClientResponseException`
+    // under its 500) names the upstream's status: the caller's rate there, not the load.
+    if matched == "too many requests"
+        && status >= 500
+        && evidence.inner_status != Some(429)
+        && load_on_server(evidence)
+    {
         return Some((ErrorClass::Overloaded, format!("{phrase} on the server")));
     }
     // The same in Chinese with the API or the model as the subject ("当前API请求过多，请稍后重试",
@@ -3622,6 +3652,53 @@ const LONG_WINDOW: &[&str] = &[
     "日级",
     "日級",
     "日最大",
+    // Daily or today's, and monthly, in pa, ka, ha, si, km, my, am, ne, mn, lo, yo, zu, uz, kk,
+    // az, hy, ta, te ("დღიური ლიმიტი ამოწურულია", "Gündəlik limitiniz bitib").
+    "ਰੋਜ਼ਾਨਾ",
+    "ਅੱਜ ਦੇ",
+    "დღიური",
+    "დღეში",
+    "na yau",
+    "kullum",
+    "දෛනික",
+    "අද දින",
+    "ប្រចាំថ្ងៃ",
+    "နေ့စဉ်",
+    "ယနေ့",
+    "የዕለቱ",
+    "ዕለታዊ",
+    "आजको",
+    "өдрийн",
+    "өдөрт",
+    "ປະຈຳວັນ",
+    "ojoojumọ",
+    "wanamuhla",
+    "nsuku zonke",
+    "bugungi",
+    "күнделікті",
+    "тәуліктік",
+    "бүгінгі",
+    "gündəlik",
+    "bugünkü",
+    "օրական",
+    "այսօրվա",
+    "இன்றைய",
+    "రోజువారీ",
+    "ఈరోజు",
+    "ਮਹੀਨਾਵਾਰ",
+    "თვიური",
+    "wata-wata",
+    "මාසික",
+    "ប្រចាំខែ",
+    "လစဉ်",
+    "ወርሃዊ",
+    "сарын",
+    "ປະຈຳເດືອນ",
+    "oṣooṣu",
+    "yanyanga",
+    "aylıq",
+    "ամսական",
+    "నెలవారీ",
 ];
 
 /// A window of three hours or more stated as a number and a unit ("5-hour", "5 hours", "5h",

@@ -10012,3 +10012,156 @@ fn stops_waits_timeouts_and_models_in_plain_english_are_read() {
         ),
     ]);
 }
+
+#[test]
+fn wrapped_statuses_sizes_time_limits_and_model_ids_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A wrapper's 500 around the upstream's "429 Too Many Requests": the caller's rate.
+        (
+            500,
+            r#"{"status":500,"error":"Internal Server Error","message":"429 Too Many Requests from POST https://llm.example/v1/chat/completions"}"#,
+            RateLimited,
+        ),
+        // A relay's own `server_error` around the upstream's refusal of its key.
+        (
+            500,
+            r#"{"error":{"message":"Internal error: upstream returned 403","type":"server_error"}}"#,
+            Auth,
+        ),
+        // Output bounds: camel-cased fields, and "too high" in Czech.
+        (
+            400,
+            r##"{"message":"#/config/maxTokenCount: 12000 is not less or equal to 4096"}"##,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Parametr max_tokens 20000 je příliš vysoký pro tento model."}}"#,
+            ContextOverflow,
+        ),
+        // The caller's text set against the model in plain words; a gateway's wait is not.
+        (
+            400,
+            r#"{"error":"Your draft is longer than this model can manage."}"#,
+            ContextOverflow,
+        ),
+        (
+            422,
+            r#"{"error":{"message":"The notes you uploaded are too big for this model."}}"#,
+            ContextOverflow,
+        ),
+        (
+            504,
+            r#"{"msg":"The proxy waited too long for the model to answer."}"#,
+            Timeout,
+        ),
+        (
+            400,
+            r#"{"error":"The picture is too large for this model: 9000 pixels wide."}"#,
+            BadRequest,
+        ),
+        // Models named by their ids at a 404; an id inside a path that did not route is not.
+        (
+            404,
+            r#"{"error":"jamba-1.5-mini is not served here"}"#,
+            ModelUnavailable,
+        ),
+        (
+            404,
+            r#"{"message":"No route for /v2/accounts/7/run/@cf/qwen/qwq-32b"}"#,
+            BadRequest,
+        ),
+        (
+            500,
+            "RuntimeError: 'text-bison-32k' has reached end of life",
+            ModelUnavailable,
+        ),
+        // A time limit told by its length; a window of requests is a rate.
+        (
+            500,
+            "TimeoutError: the retriever did not answer within 20s",
+            Timeout,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Inference exceeded its 90s deadline.","type":"invalid_request_error"}}"#,
+            Timeout,
+        ),
+        (
+            429,
+            r#"{"error":"at most 50 requests within 60s"}"#,
+            RateLimited,
+        ),
+        // A value out of range inside a relay's 200.
+        (
+            200,
+            r#"{"code":400,"msg":"temperature out of range","data":null}"#,
+            BadRequest,
+        ),
+        // Refusals named by what they judged.
+        (
+            400,
+            r#"{"error":"Refused: this counts as harassment."}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"state":"FAILED","error":"The clip was stopped by content review."}"#,
+            ContentPolicy,
+        ),
+    ]);
+}
+
+#[test]
+fn days_tomorrows_refusals_and_contexts_in_less_served_languages() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A day's or a month's allowance used up (ka, az, km, uz, si) at 429 and 403.
+        (
+            429,
+            r#"{"error":"თქვენი დღიური ლიმიტი ამოიწურა."}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":"Gündəlik sorğu limiti doldu."}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"message":"ដែនកំណត់ប្រចាំថ្ងៃរបស់អ្នកបានអស់ហើយ"}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"message":"Bugungi limit tugadi."}"#,
+            QuotaExhausted,
+        ),
+        (429, r#"{"error":"ඔබගේ මාසික සීමාව අවසන්."}"#, QuotaExhausted),
+        // A minute's window stays a wait (ha).
+        (
+            429,
+            r#"{"error":"Ka wuce iyakar buƙatu a cikin minti ɗaya."}"#,
+            RateLimited,
+        ),
+        // A policy broken (mn, ne, kk).
+        (
+            400,
+            r#"{"error":"Хүсэлт аюулгүй байдлын бодлогыг зөрчсөн байна."}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":"यो सामग्री नीतिको उल्लङ्घन हो।"}"#,
+            ContentPolicy,
+        ),
+        // A context too long (mn, km).
+        (
+            400,
+            r#"{"error":"Контекст хэт урт байна."}"#,
+            ContextOverflow,
+        ),
+        (400, r#"{"error":"បរិបទលើសដែនកំណត់"}"#, ContextOverflow),
+    ]);
+}
