@@ -262,6 +262,15 @@ const BILLING: &[&str] = &[
     "會員",
     "सदस्यता",
     "فواتير",
+    // Balance, credits and dues in mr, gu, kn, ml, or, bn, ur and Hinglish.
+    "शिल्लक",
+    "બેલેન્સ",
+    "ಕ್ರೆಡಿಟ್",
+    "ക്രെഡിറ്റ്",
+    "ବାଲାନ୍ସ",
+    "ব্যালেন্স",
+    "بیلنس",
+    "बकाया",
 ];
 
 /// Running out.
@@ -292,6 +301,11 @@ const SHORTAGE: &[&str] = &[
     "no remaining",
     // "Your wallet is empty".
     "empty",
+    // "out of prepaid tokens", "the weekly spend cap has been met".
+    "out of",
+    "been met",
+    "was met",
+    "been hit",
     // "プランでは上限に達しました", "予算上限に到達", "预算已达到上限".
     "達し",
     "到達",
@@ -502,6 +516,19 @@ const SHORTAGE: &[&str] = &[
     "نفد",
     "достигнут",
     "ödenmemiş",
+    // Insufficient, used up or finished in mr, gu, kn, ml, or, bn, ur and Hinglish.
+    "अपुरी",
+    "अपुरा",
+    "પૂરી થઈ",
+    "ಮುಗಿದಿದೆ",
+    "ಮುಗಿದಿವೆ",
+    "തീർന്നു",
+    "ଅପର୍ଯ୍ୟାପ୍ତ",
+    "শেষ",
+    "ختم",
+    "ناکافی",
+    "khatam",
+    "khatm",
 ];
 
 /// What a model is called.
@@ -541,6 +568,13 @@ const MODEL: &[&str] = &[
     "মডেল",
     "மாடல்",
     "ሞዴል",
+    // A model in mr, gu, kn, ml, or.
+    "मॉडेल",
+    "મોડેલ",
+    "ಮಾದರಿ",
+    "ಮಾಡೆಲ್",
+    "മോഡൽ",
+    "ମଡେଲ",
 ];
 
 /// More languages' words for a model (sv/no/da definite, ro, fi, el, bn, mr, tr), asked only
@@ -1130,6 +1164,26 @@ const SIZE: &[&str] = &[
     "సందర్భ",
     "சூழல்",
     "ਪ੍ਰਸੰਗ",
+    // Text and chat history in it, es/pt, fr, pl/nl, de.
+    "testo",
+    "texto",
+    "texte",
+    "tekst",
+    "chatverlauf",
+    // Context, input and length in mr, gu, kn, ml, or, bn, ur and Hinglish.
+    "સંદર્ભ",
+    "ಸಂದರ್ಭ",
+    "സന്ദർഭ",
+    "ସନ୍ଦର୍ଭ",
+    "প্রসঙ্গ",
+    "ইনপুট",
+    "ಇನ್‌ಪುಟ್",
+    "ഇൻപുട്ട്",
+    "ଇନପୁଟ",
+    "ان پٹ",
+    "لمبائی",
+    "ପ୍ରମ୍ପ୍ଟ",
+    "conversation bahut",
 ];
 
 /// Too much of it.
@@ -1327,6 +1381,38 @@ const EXCESS: &[&str] = &[
     "ඉක්මවා",
     "மீறு",
     "మించి",
+    // Too long and does not fit in pt, pl, es, fr, de, it, nl, pl.
+    "longo demais",
+    "longa demais",
+    "grande demais",
+    "za długa",
+    "za długi",
+    "zbyt długa",
+    "zbyt długi",
+    "no cabe",
+    "não cabe",
+    "ne tient pas",
+    "passt nicht",
+    "passen nicht",
+    "non entra",
+    "past niet",
+    "passen niet",
+    "nie mieści",
+    // Longer, exceeds, above the maximum in mr, gu, kn, ml, or, bn, ur and Hinglish.
+    "खूप मोठे",
+    "लांब",
+    "કરતાં લાંબો",
+    "લાંબો",
+    "મહત્તમ",
+    "ಗರಿಷ್ಠ",
+    "മീറി",
+    "പരമാവധി",
+    "ଅତ୍ୟଧିକ ଲମ୍ବା",
+    "ସର୍ବାଧିକ",
+    "অতিক্রম",
+    "زیادہ سے زیادہ",
+    "lambi ho gayi",
+    "se zyada",
 ];
 
 /// Words of a rate window: a limit per minute is a rate limit, whatever grew too large.
@@ -1524,6 +1610,21 @@ const CONTENT: &[&str] = &[
     "mensagem",
     "mensaje",
     "demande",
+    // A message, content and an image in pl, de.
+    "wiadomość",
+    "treści",
+    "bild",
+    // A request, text, a prompt, content in mr, gu, kn, or, bn, ta, ur and Hinglish.
+    "विनंती",
+    "मजकूर",
+    "સામગ્રી",
+    "સંદેશ",
+    "ಪ್ರಾಂಪ್ಟ್",
+    "ଅନୁରୋଧ",
+    "ବିଷୟବସ୍ତୁ",
+    "বক্তব্য",
+    "உள்ளடக்கம்",
+    "bhasha",
 ];
 
 /// Why it was refused.
@@ -1846,6 +1947,48 @@ const SAFETY: &[&str] = &[
     "we do not allow",
     "filter stopped",
     "filters detected",
+    // Blocked, inappropriate, against the rules of use, not allowed in es, pt, fr, de, it, nl,
+    // pl ("Sua solicitação foi barrada", "considerado impróprio", "ne respecte pas nos
+    // règles", "inhoud die we niet toestaan"). Not "niedozwolona wartość", a value refused.
+    "bloqueado",
+    "bloqueada",
+    "barrado",
+    "barrada",
+    "bloqué",
+    "bloquée",
+    "blockiert",
+    "bloccato",
+    "bloccata",
+    "geblokkeerd",
+    "tegengehouden",
+    "zablokowan",
+    "impróprio",
+    "imprópria",
+    "inapropiado",
+    "inapropiada",
+    "inadequado",
+    "inadequada",
+    "inappropriato",
+    "inappropriata",
+    "unangemessen",
+    "ongepast",
+    "niestosown",
+    "normas de uso",
+    "ne respecte pas",
+    "no respeta",
+    "não respeita",
+    "non rispetta",
+    "niet toestaan",
+    // Inappropriate, violation, safety guidelines, hateful, abusive in mr, gu, kn, or, bn, ta,
+    // ur and Hinglish.
+    "अनुचित",
+    "ઉલ્લંઘન",
+    "ಉಲ್ಲಂಘಿಸ",
+    "ଅନୁଚିତ",
+    "ঘৃণাত্মক",
+    "மீறுவ",
+    "خلاف",
+    "abusive",
 ];
 
 /// The provider has no room now.
@@ -2359,7 +2502,13 @@ const LAPSED: &[&str] = &[
 /// call to pay for more ("Add more at claude.ai/settings/usage"); not a load balancer, not a
 /// short window.
 pub fn quota(message: &str) -> Option<String> {
-    if short_window(message) || message.contains("load balanc") {
+    // "the thinking_budget value of 40000 is out of range": a value, not money run out.
+    if short_window(message)
+        || message.contains("load balanc")
+        || ["out of range", "out of memory"]
+            .iter()
+            .any(|p| has_phrase(message, p))
+    {
         return None;
     }
     // "同時実行数の上限（プラン: Free）に達しました": the caller's requests in flight, however
@@ -2680,6 +2829,21 @@ const RETRY: &[&str] = &[
     "yenidən cəhd",
     "կրկին փորձ",
     "మళ్లీ ప్రయత్నించ",
+    // Come back (es, pt, fr).
+    "vuelve",
+    "vuelva",
+    "volte",
+    "revenez",
+    "reviens",
+    // Try again in mr, gu, kn, ml, or, ur and Hinglish.
+    "पुन्हा प्रयत्न",
+    "ફરી પ્રયાસ",
+    "ಮತ್ತೆ ಪ್ರಯತ್ನ",
+    "വീണ്ടും ശ്രമി",
+    "ପୁଣି ଚେଷ୍ଟା",
+    "دوبارہ کوشش",
+    "dobara try",
+    "phir se try",
 ];
 
 /// A day or more away.
@@ -2741,6 +2905,12 @@ const DAYS_LATER: &[&str] = &[
     "sabah",
     "վաղը",
     "రేపు",
+    // Tomorrow in mr, gu, kn, ml, or.
+    "उद्या",
+    "આવતીકાલે",
+    "ನಾಳೆ",
+    "നാളെ",
+    "ଆସନ୍ତାକାଲି",
 ];
 
 /// A retry a day or more away ("请下周重试", "try again tomorrow"): no wait helps the request.
@@ -3613,6 +3783,15 @@ const ALLOWANCE: &[&str] = &[
     "utilizări",
     "አጠቃቀም",
     "amfani",
+    // A limit or a quota in gu, kn, ml, or, ur, bn.
+    "મર્યાદા",
+    "ಮಿತಿ",
+    "പരിധി",
+    "ക്വോട്ട",
+    "ସୀମା",
+    "حد",
+    "কোটা",
+    "সীমা",
 ];
 
 /// Used up.
@@ -3783,6 +3962,19 @@ const USED_UP: &[&str] = &[
     "loppuun",
     "dicapai",
     "ubos",
+    // Used up or finished in mr, gu, kn, ml, or, bn, ur and Hinglish.
+    "संपला",
+    "संपले",
+    "પૂરી થઈ",
+    "ಮುಗಿದಿದೆ",
+    "ಮುಗಿದಿವೆ",
+    "തീർന്നു",
+    "ଶେଷ",
+    "শেষ",
+    "ختم",
+    "khatam",
+    "khatm",
+    "use ho chuke",
 ];
 
 /// Words of a rate: "Rate limit reached for requests" is a rate limit, however it is worded.
@@ -4199,6 +4391,12 @@ fn digit_value(c: char) -> Option<u64> {
         '\u{660}'..='\u{669}' => Some(from('\u{660}')),
         '\u{6f0}'..='\u{6f9}' => Some(from('\u{6f0}')),
         '\u{966}'..='\u{96f}' => Some(from('\u{966}')),
+        // Bengali, Gujarati, Kannada, Malayalam, Odia.
+        '\u{9e6}'..='\u{9ef}' => Some(from('\u{9e6}')),
+        '\u{ae6}'..='\u{aef}' => Some(from('\u{ae6}')),
+        '\u{ce6}'..='\u{cef}' => Some(from('\u{ce6}')),
+        '\u{d66}'..='\u{d6f}' => Some(from('\u{d66}')),
+        '\u{b66}'..='\u{b6f}' => Some(from('\u{b66}')),
         _ => None,
     }
 }
@@ -4291,6 +4489,12 @@ const TOKEN_STEMS: &[&str] = &[
     "টোকেন",
     "டோக்கன்",
     "โทเค็น",
+    // gu, kn, ml, or, ur.
+    "ટોકન",
+    "ಟೋಕನ್",
+    "ടോക്കൺ",
+    "ଟୋକେନ",
+    "ٹوکن",
 ];
 
 /// The tokens a message counts, if it counts any: what a request too large ("Requisição com
@@ -4711,6 +4915,13 @@ fn refused_alone(message: &str) -> Option<String> {
         "mature topic",
         "mature content",
         "child-safe",
+        // A content check or safety filter by its own name in de, nl, it, fr, es, pt.
+        "inhaltsprüfung",
+        "veiligheidsfilter",
+        "filtro di sicurezza",
+        "filtre de sécurité",
+        "filtro de seguridad",
+        "filtro de segurança",
         // A (safety or content) policy broken, in si, my, am, ne, mn, lo, zu, uz, kk, az, hy, te,
         // ka, km, pa, ha, yo, ta ("Таны хүсэлт аюулгүй байдлын бодлогыг зөрчсөн").
         "ප්‍රතිපත්තිය උල්ලංඝනය",
@@ -5911,7 +6122,6 @@ fn time_limit_hit(message: &str) -> Option<String> {
         "wall-clock",
     ];
     const COUNTED: &[&str] = &[
-        "request",
         "requests",
         "calls",
         "tokens",

@@ -1020,7 +1020,12 @@ fn decisive_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
         // Under a 5xx, with no word for the caller ("Too many concurrent requests" from a
         // gateway's one cap for everyone, "All available accounts have reached their
         // concurrency limit" from a relay's pool): the server's own limit, its load.
-        if status >= 500 && !evidence.messages.iter().any(|m| addresses_caller(m)) {
+        // An upstream's 429 named in the text ("raised RateLimitError('Error code: 429 - Too
+        // many concurrent requests ...')") is the caller's limit there.
+        if status >= 500
+            && evidence.inner_status != Some(429)
+            && !evidence.messages.iter().any(|m| addresses_caller(m))
+        {
             return Some((
                 ErrorClass::Overloaded,
                 format!("{p} on the server, status={status}"),
@@ -2319,6 +2324,18 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "par seconde",
                 "pro sekunde",
                 "al secondo",
+                // Call frequency too high (fr, it) and slow down (it, es, pt, fr, de, nl, pl).
+                // Not "too many messages": "Zu viele Nachrichten: messages darf höchstens 1000
+                // Einträge enthalten" counts a list.
+                "fréquence d'appel",
+                "frequenza delle chiamate",
+                "rallenta",
+                "más despacio",
+                "mais devagar",
+                "ralentissez",
+                "langsamer",
+                "rustiger aan",
+                "zwolnij",
                 // Call frequency too high (es, pt): "Frecuencia de llamadas demasiado alta".
                 "frecuencia de llamadas",
                 "frecuencia de solicitudes",
@@ -2553,6 +2570,14 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "waktu permintaan habis",
                 "انتهت مهلة",
                 "duurde te lang",
+                // Not answered in time (es, pt, fr, de, it, nl, pl).
+                "a tiempo",
+                "a tempo",
+                "à temps",
+                "rechtzeitig",
+                "in tempo",
+                "op tijd",
+                "na czas",
                 // The reply waited for ran out (uk, ru: "після 60 с очікування відповіді").
                 "очікування відповіді",
                 "ожидания ответа",
@@ -2801,9 +2826,11 @@ fn load_on_server(evidence: &Evidence) -> bool {
 
 /// Whether a message addresses the caller: you, your key, your plan.
 fn addresses_caller(message: &str) -> bool {
-    ["you", "your", "api key", "user", "plan"]
-        .iter()
-        .any(|w| has_phrase(message, w))
+    [
+        "you", "your", "api key", "this key", "per key", "user", "plan",
+    ]
+    .iter()
+    .any(|w| has_phrase(message, w))
 }
 
 /// A failure on the provider's side that names no cause ("internal error", "service
@@ -3376,6 +3403,38 @@ const LONG_WINDOW: &[&str] = &[
     "daily",
     "per week",
     "weekly",
+    // Today's, daily and monthly in mr, gu, kn, ml, or, bn, ur and Hinglish.
+    "आजचा",
+    "आजची",
+    "દૈનિક",
+    "માસિક",
+    "ದೈನಂದಿನ",
+    "ಮಾಸಿಕ",
+    "പ്രതിദിന",
+    "പ്രതിമാസ",
+    "ଦୈନିକ",
+    "ମାସିକ",
+    "মাসিক",
+    "روزانہ",
+    "ماہانہ",
+    "aaj ka",
+    "aaj ki",
+    "is mahine",
+    // Today's, in es, pt, fr, de, it, nl, pl ("todas las consultas de hoy").
+    "de hoy",
+    "de hoje",
+    "pour aujourd'hui",
+    "für heute",
+    "di oggi",
+    "per oggi",
+    "voor vandaag",
+    "na dziś",
+    "na dzisiaj",
+    "annual",
+    "annually",
+    "yearly",
+    "per year",
+    "this year",
     "per month",
     "monthly",
     "billing cycle",

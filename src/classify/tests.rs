@@ -10165,3 +10165,110 @@ fn days_tomorrows_refusals_and_contexts_in_less_served_languages() {
         (400, r#"{"error":"បរិបទលើសដែនកំណត់"}"#, ContextOverflow),
     ]);
 }
+
+#[test]
+fn spend_caps_deadlines_and_everyday_words_in_european_and_indic_languages() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Requests in flight counted for the caller's key under a 503.
+        (
+            503,
+            r#"{"error":{"message":"Concurrency limit: 4 requests already in progress for this key.","type":"x"}}"#,
+            RateLimited,
+        ),
+        // A deadline named with its length, beside "your request".
+        (
+            400,
+            r#"{"error":{"message":"Upstream did not answer within the allowed deadline (45s); your request was not billed.","type":"invalid_request_error"}}"#,
+            Timeout,
+        ),
+        // Stops: prepaid tokens run out, a yearly cap met; a value out of range is no stop.
+        (
+            429,
+            r#"{"error":{"message":"Your team is out of prepaid tokens.","type":"x"}}"#,
+            QuotaExhausted,
+        ),
+        (
+            503,
+            "The yearly spend cap of this workspace has been met.",
+            QuotaExhausted,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"The thinking_budget of 50000 is out of range (128 to 32768).","status":"INVALID_ARGUMENT"}}"#,
+            BadRequest,
+        ),
+        // Everyday words in es, it, pt, de.
+        (
+            429,
+            r#"{"error":"Has usado todas tus preguntas de hoy."}"#,
+            QuotaExhausted,
+        ),
+        (
+            503,
+            r#"{"error":"Rallenta un attimo e riprova."}"#,
+            RateLimited,
+        ),
+        (
+            500,
+            r#"{"error":"il modello non ha risposto in tempo"}"#,
+            Timeout,
+        ),
+        (
+            400,
+            r#"{"error":"O texto ficou longo demais para o modelo."}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"error":"Der Chatverlauf ist zu lang."}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"error":"el texto no cabe en el contexto del modelo"}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"error":"Sua solicitação foi barrada."}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":"Il contenuto è stato giudicato inappropriato."}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":"Die Anfrage wurde von der Inhaltsprüfung gestoppt."}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":"Zu viele Nachrichten: höchstens 500 Einträge erlaubt."}"#,
+            BadRequest,
+        ),
+        // Marathi, Gujarati, Hinglish.
+        (
+            200,
+            r#"{"code":-1,"msg":"खात्यात शिल्लक अपुरी आहे"}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":"તમારી દૈનિક મર્યાદા પૂરી થઈ ગઈ છે"}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":"Bhai, aaj ka free limit khatam ho gaya."}"#,
+            QuotaExhausted,
+        ),
+        (
+            400,
+            r#"{"error":"तुमच्या विनंतीमध्ये अनुचित मजकूर आहे"}"#,
+            ContentPolicy,
+        ),
+    ]);
+}
