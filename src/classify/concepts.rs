@@ -4556,6 +4556,15 @@ fn tokens_beyond_model(message: &str) -> Option<String> {
         "no room",
         "no space",
         "reading limit",
+        // "this model tops out at 1,048,576", "more than Claude Haiku can hold", "will not fit
+        // in the 16k this model reads".
+        "tops out",
+        "can hold",
+        "can attend",
+        "can process",
+        "can read",
+        "can generate",
+        "fit",
     ];
     if !message.contains("token") || !counts_tokens(message) {
         return None;
@@ -4563,7 +4572,8 @@ fn tokens_beyond_model(message: &str) -> Option<String> {
     // The English words a local message keeps ("Ujumbe ni mrefu mno: umezidi kikomo cha
     // context cha model (8192 tokens)"): the model's context and a count are the bound.
     let bound = first(message, BOUND).or_else(|| first(message, &["context"]))?;
-    first(message, &["model"])?;
+    // The model, or the window it reads ("leaves nothing under the 32k window").
+    first(message, &["model", "window"])?;
     Some(format!(
         "concept tokens counted + \"{bound}\" a model takes"
     ))

@@ -1173,9 +1173,10 @@ impl Evidence {
         }
         // A sentence beside the failure (`{"success": false, "reason": "Nothing left on your
         // prepaid plan"}`, `{"error": "Internal Server Error", "details": "LLM provider call
-        // failed with status code of 408"}`); a code there (`"reason": "INVALID_ARGUMENT"`) is
-        // not words.
-        for field in ["reason", "details"] {
+        // failed with status code of 408"}`, `"cause": "LLMError: input length 210000 exceeds
+        // ..."`, `"inner": "AuthenticationError: provider rejected our credential"`); a code
+        // there (`"reason": "INVALID_ARGUMENT"`) is not words.
+        for field in ["reason", "details", "cause", "inner"] {
             if let Some(Value::String(text)) = map.get(field) {
                 if text.trim().contains(' ') {
                     self.push_message(text);

@@ -391,9 +391,14 @@ fn allowance_over_weak(
                     // "the maximum number of requests for today": a limit named with its window.
                     // "월간 토큰 한도를 초과했습니다": a month's 한도 (limit), which alone is any
                     // bound.
+                    // "you have run out of agent runs for this 24-hour period": a window's
+                    // worth used up, whatever it counts.
                     concepts::allowance_word_in(m)
                         || has_phrase(m, "maximum number of")
                         || has_phrase(m, "한도")
+                        || ["run out of", "ran out of", "used up", "used all"]
+                            .iter()
+                            .any(|p| has_phrase(m, p))
                 })?;
             Some(format!("a {window} limit"))
         })
@@ -995,6 +1000,19 @@ fn decisive_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
     {
         return Some((ErrorClass::ContextOverflow, format!("message \"{p}\"")));
     }
+    // "Payload is too big. Max payload size is 32MB." under a 500 (KoboldCpp): the body, in
+    // bytes, is over what the server takes; sent again, it fails again.
+    const OVER: &[&str] = &["too big", "too large", "exceeds", "exceeded", "max payload"];
+    let body_named =
+        || matched_phrase(evidence, &["payload", "request body", "body size"]).is_some();
+    if status >= 500 && body_named() && body_in_bytes() {
+        if let Some(p) = matched_phrase(evidence, OVER) {
+            return Some((
+                ErrorClass::BadRequest,
+                format!("message \"{p}\", a body size limit, status={status}"),
+            ));
+        }
+    }
     if let Some(p) = evidence
         .messages
         .iter()
@@ -1086,6 +1104,8 @@ const CONCURRENCY: &[&str] = &[
     "concurrent requests limit",
     "concurrency limit",
     "too many concurrent requests",
+    // "Number of concurrent connections for the account exceeded" (Kluster).
+    "concurrent connections",
     // A relay's queue: "Request timed out waiting for concurrency slot".
     "concurrency slot",
     // The caller's own work still running on what it asks again ("Thread x already has an
@@ -1463,6 +1483,9 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
         "已下線",
         "no available channel",
         "no available channels",
+        // "no upstream channel serves model qwen-max for group 'default'".
+        "no upstream channel",
+        "no channel serves",
         "无可用渠道",
         "deployment for this resource does not exist",
         "model not exist",
@@ -2276,6 +2299,8 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "速率限制",
                 "请求频率",
                 "请求过于频繁",
+                // "请求限频，请稍后重试" (Hunyuan 2003).
+                "限频",
                 "过于频繁",
                 "太频繁",
                 // "您当前使用该API的频率过高，请降低频率" (Zhipu 1303).

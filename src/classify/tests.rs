@@ -10272,3 +10272,46 @@ fn spend_caps_deadlines_and_everyday_words_in_european_and_indic_languages() {
         ),
     ]);
 }
+
+#[test]
+fn causes_window_bounds_channels_connections_and_payloads_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A wrapper's `cause` sentence beside its own "Internal error".
+        (
+            500,
+            r#"{"message":"Internal error","cause":"LLMError: prompt length 500000 exceeds the context window"}"#,
+            ContextOverflow,
+        ),
+        // A count of tokens against where the model tops out.
+        (
+            400,
+            r#"{"error":{"message":"Request carries 300,000 tokens; this model tops out at 200,000.","status":"INVALID_ARGUMENT"}}"#,
+            ContextOverflow,
+        ),
+        // A relay with no upstream channel for the model.
+        (
+            503,
+            r#"{"code":50001,"msg":"no upstream channel serves model glm-4 for group vip","data":null}"#,
+            ModelUnavailable,
+        ),
+        // The account's concurrent connections, under a generic type at 429.
+        (
+            429,
+            r#"{"error":{"message":"Number of concurrent connections for the account exceeded.","type":"invalid_request_error"}}"#,
+            RateLimited,
+        ),
+        // A body over the server's payload size, under its 500.
+        (
+            500,
+            r#"{"error":"Payload is too big. Max payload size is 16MB."}"#,
+            BadRequest,
+        ),
+        // A rate limit by frequency in Chinese (限频).
+        (
+            400,
+            r#"{"error":{"message":"接口限频，请稍后再试","code":"x"}}"#,
+            RateLimited,
+        ),
+    ]);
+}

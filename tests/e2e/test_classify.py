@@ -243,6 +243,29 @@ CASES = [
     ("acme-3", 400, {}, {"error": "This model can only see 8,000 tokens at a time; yours is 11,500."}, "context_overflow", None, True),
     ("acme-3", 500, {}, {"error": "Internal Server Error", "details": "provider call failed with status code of 408"}, "timeout", None, False),
     ("acme-3", 503, {}, {"error": "Service unavailable", "original_status": 400, "original_error": "{\"error\":{\"message\":\"messages: roles must alternate\"}}"}, "bad_request", None, True),
+    # The session of 2026-12-07 (thirteenth): Spring's "429 Too Many Requests from POST" under its
+    # 500; a relay's `server_error` around "upstream returned 401"; Bedrock-style camel-cased
+    # `maxTokens` above its bound; a document too big for the model; a local model by its id not
+    # on this server (404); a time limit told by its length; a wrapper's `cause` sentence; requests
+    # in flight for this key under a 503; prepaid tokens run out under a 503; a day's limit in
+    # Georgian; a policy broken in Mongolian; today's questions used up (Spanish); a text too long
+    # for the model (Portuguese); content judged inappropriate (Italian); a balance too low in
+    # Marathi under a 403.
+    ("acme-3", 500, {}, {"timestamp": "2026-12-07T10:00:00Z", "status": 500, "error": "Internal Server Error", "message": "429 Too Many Requests from POST https://upstream.example/v1/messages"}, "rate_limited", None, False),
+    ("acme-3", 500, {}, {"error": {"message": "Internal error: upstream returned 401", "type": "server_error"}}, "auth", None, True),
+    ("acme-3", 400, {}, {"message": "#/inferenceConfig/maxTokens: 16000 is not less or equal to 4096"}, "context_overflow", None, True),
+    ("acme-3", 400, {}, {"error": "This document is too big for the model you picked."}, "context_overflow", None, True),
+    ("acme-3", 404, {}, {"error": "codellama:13b-instruct is not on this server; pull it first"}, "model_unavailable", None, True),
+    ("acme-3", 500, {}, "TimeoutError: the vector store did not reply within 15s", "timeout", None, False),
+    ("acme-3", 500, {}, {"message": "Internal error", "cause": "input length 300000 exceeds what the model can attend to (200000)"}, "context_overflow", None, True),
+    ("acme-3", 503, {}, {"error": {"message": "Concurrency limit: 2 requests already in progress for this key."}}, "rate_limited", None, False),
+    ("acme-3", 503, {}, {"error": {"message": "Your workspace is out of prepaid tokens."}}, "quota_exhausted", None, True),
+    ("acme-3", 429, {}, {"error": "\u10e8\u10d4\u10dc\u10d8 \u10d3\u10e6\u10d8\u10e3\u10e0\u10d8 \u10da\u10d8\u10db\u10d8\u10e2\u10d8 \u10d0\u10db\u10dd\u10d8\u10ec\u10e3\u10e0\u10d0."}, "quota_exhausted", None, True),
+    ("acme-3", 400, {}, {"error": "\u0422\u0430\u043d\u044b \u0445\u04af\u0441\u044d\u043b\u0442 \u0431\u043e\u0434\u043b\u043e\u0433\u044b\u0433 \u0437\u04e9\u0440\u0447\u0441\u04e9\u043d \u0442\u0443\u043b \u0445\u0430\u0430\u0433\u0434\u043b\u0430\u0430."}, "content_policy", None, True),
+    ("acme-3", 429, {}, {"error": "Ya usaste todas tus consultas de hoy."}, "quota_exhausted", None, True),
+    ("acme-3", 400, {}, {"erro": "O texto \u00e9 longo demais para este modelo."}, "context_overflow", None, True),
+    ("acme-3", 400, {}, {"errore": "Il contenuto \u00e8 stato ritenuto inappropriato."}, "content_policy", None, True),
+    ("acme-3", 403, {}, {"code": -1, "msg": "\u0916\u093e\u0924\u094d\u092f\u093e\u0924 \u0936\u093f\u0932\u094d\u0932\u0915 \u0905\u092a\u0941\u0930\u0940 \u0906\u0939\u0947"}, "quota_exhausted", None, True),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
