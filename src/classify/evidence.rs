@@ -146,6 +146,19 @@ impl Evidence {
             }
             return;
         }
+        // A SOAP fault or a gateway's XML error (`<faultcode>wsse:FailedAuthentication</faultcode>
+        // <faultstring>...</faultstring>`, WSO2's `<amt:code>900800</amt:code>`): its codes
+        // and words, as an error envelope's, before the text around them (which may carry
+        // an upstream's JSON body, read below).
+        if let Some(fault) = xml_fault(trimmed) {
+            self.has_error_envelope = true;
+            for code in fault.codes {
+                self.push_code("fault.code", code);
+            }
+            for text in &fault.texts {
+                self.push_message(text);
+            }
+        }
         if let Some(texts) = html_texts(trimmed) {
             self.html_page = depth == 0;
             if texts.is_empty() {
@@ -2651,6 +2664,32 @@ fn api_core_status(message: &str) -> Option<u16> {
     (spaced && (400..=599).contains(&status)).then_some(status)
 }
 
+/// Labels a status follows in a message: the Node SDKs' "429 status code (no body)",
+/// openai-python's "error code: 524" (any error status), a Python client's "status_code: 403,
+/// ..." passed on in an app's stream, axios' "Request failed with status code 401", a router's
+/// "Client error: HTTP 400".
+const STATUS_LABELS: &[&str] = &[
+    "error code: ",
+    "status code: ",
+    "status code ",
+    "status_code: ",
+    "status_code=",
+    "http ",
+    "http/1.1 ",
+    "http/2 ",
+    // Faraday's "the server responded with status 401", Dio's "has a status code
+    // of 401", Firebase's "httpResponseCode: 403".
+    "responded with status ",
+    "status code of ",
+    "httpresponsecode: ",
+    // A relay's "upstream returned 429", "upstream 401: key rejected", "provider
+    // returned 503", "got status 401 from provider".
+    "upstream returned ",
+    "upstream ",
+    "provider returned ",
+    "got status ",
+];
+
 /// An error status with its reason phrase in a message ("upstream rejected request: 400 Bad
 /// Request - image_url must be ...", "got 402 Payment Required"): the status an upstream gave,
 /// which a gateway's own status (a 502 around it) hides.
@@ -2675,46 +2714,34 @@ fn status_named_in(message: &str) -> Option<u16> {
     ];
     let bytes = message.as_bytes();
     let digit = |i: usize| bytes.get(i).is_some_and(u8::is_ascii_digit);
-    (0..bytes.len().saturating_sub(2))
-        .filter(|&i| digit(i) && digit(i + 1) && digit(i + 2) && !digit(i + 3))
-        .filter(|&i| i == 0 || !bytes.get(i - 1).is_some_and(u8::is_ascii_alphanumeric))
-        .find_map(|i| {
-            let (number, rest) = (message.get(i..i + 3)?, message.get(i + 3..)?);
-            // The Node SDKs' "429 status code (no body)", openai-python's "error code: 524"
-            // (any error status), a Python client's "status_code: 403, ..." passed on in an
-            // app's stream, axios' "Request failed with status code 401", a router's "Client
-            // error: HTTP 400".
-            let labelled = [
-                "error code: ",
-                "status code: ",
-                "status code ",
-                "status_code: ",
-                "status_code=",
-                "http ",
-                "http/1.1 ",
-                "http/2 ",
-                // Faraday's "the server responded with status 401", Dio's "has a status code
-                // of 401", Firebase's "httpResponseCode: 403".
-                "responded with status ",
-                "status code of ",
-                "httpresponsecode: ",
-                // A relay's "upstream returned 429", "upstream 401: key rejected", "provider
-                // returned 503", "got status 401 from provider".
-                "upstream returned ",
-                "upstream ",
-                "provider returned ",
-                "got status ",
-            ]
+    let numbers = || {
+        (0..bytes.len().saturating_sub(2))
+            .filter(|&i| digit(i) && digit(i + 1) && digit(i + 2) && !digit(i + 3))
+            .filter(|&i| i == 0 || !bytes.get(i - 1).is_some_and(u8::is_ascii_alphanumeric))
+    };
+    // A status a label names ("the server responded with status 402") speaks before a reason
+    // phrase elsewhere in the text (Rails' "Completed 500 Internal Server Error" above it: the
+    // app's own failure, not the upstream's answer).
+    let labelled = numbers().find_map(|i| {
+        let number = message.get(i..i + 3)?;
+        let rest = message.get(i + 3..)?;
+        let head = message.get(..i)?;
+        let named =
+            rest.starts_with(" status code") || STATUS_LABELS.iter().any(|l| head.ends_with(l));
+        named
+            .then(|| number.parse().ok().filter(|s| (400..=599).contains(s)))
+            .flatten()
+    });
+    if labelled.is_some() {
+        return labelled;
+    }
+    numbers().find_map(|i| {
+        let (number, rest) = (message.get(i..i + 3)?, message.get(i + 3..)?);
+        let (status, _) = NAMED
             .iter()
-            .any(|l| message.get(..i).is_some_and(|b| b.ends_with(l)));
-            if rest.starts_with(" status code") || labelled {
-                return number.parse().ok().filter(|s| (400..=599).contains(s));
-            }
-            let (status, _) = NAMED
-                .iter()
-                .find(|(n, phrase)| *n == number && rest.starts_with(phrase))?;
-            status.parse().ok()
-        })
+            .find(|(n, phrase)| *n == number && rest.starts_with(phrase))?;
+        status.parse().ok()
+    })
 }
 
 /// The last error status standing alone in `words` ("HTTP 429:", "provider(429)", "[503]",
@@ -2923,6 +2950,71 @@ fn camel_words(message: &str) -> Option<String> {
 /// tags dropped, each once. Cloudflare's block pages put the cause in the `<h2>` ("Access denied
 /// | ... used Cloudflare to restrict access", "Error 1015", "You are being rate limited").
 /// `None` when the text is not an HTML page.
+/// What an XML error body says: its codes and its sentences.
+struct XmlFault {
+    codes: Vec<String>,
+    texts: Vec<String>,
+}
+
+/// Elements of SOAP 1.1 and 1.2 faults and of gateways' XML errors, by local name (any
+/// namespace prefix): codes, then words.
+const XML_CODES: &[&str] = &["faultcode", "Value", "code", "errorcode", "error_code"];
+const XML_TEXTS: &[&str] = &["faultstring", "Text", "message", "description"];
+
+/// The codes and words of an XML body that reports a fault or an error (not a page, not a
+/// document that only mentions one). A code keeps its local part (`wsse:FailedAuthentication`
+/// -> `FailedAuthentication`).
+fn xml_fault(text: &str) -> Option<XmlFault> {
+    let xml = text.starts_with("<?xml") || text.starts_with("<soap") || text.starts_with("<S:");
+    let faulty = text.contains("Fault>") || text.contains("fault>") || text.contains("rror>");
+    if !(xml || text.starts_with('<') && text.contains(":Fault>")) || !faulty {
+        return None;
+    }
+    let mut fault = XmlFault {
+        codes: Vec::new(),
+        texts: Vec::new(),
+    };
+    let mut rest = text;
+    while let Some(open) = rest.find('<') {
+        let after = rest.get(open + 1..)?;
+        let Some(end) = after.find('>') else { break };
+        let tag = after.get(..end)?;
+        rest = after.get(end + 1..)?;
+        if tag.starts_with(['/', '?', '!']) || tag.ends_with('/') {
+            continue;
+        }
+        let name = tag.split_whitespace().next().unwrap_or_default();
+        let local = name.rsplit(':').next().unwrap_or(name);
+        let inner = rest.get(..rest.find('<').unwrap_or(rest.len()))?.trim();
+        if inner.is_empty() || fault.codes.len() + fault.texts.len() >= MAX_ITEMS {
+            continue;
+        }
+        let inner = xml_unescape(inner);
+        if XML_CODES.contains(&local) {
+            // SOAP's own codes say only whose fault it is: the caller's (`Client`, 1.2's
+            // `Sender`) or the server's (`Server`, `Receiver`), as the generic codes do.
+            let code = match inner.rsplit(':').next().unwrap_or(&inner) {
+                "Client" | "Sender" => "bad_request",
+                "Server" | "Receiver" => "server_error",
+                other => other,
+            };
+            fault.codes.push(code.to_owned());
+        } else if XML_TEXTS.contains(&local) {
+            fault.texts.push(inner);
+        }
+    }
+    (!fault.codes.is_empty() || !fault.texts.is_empty()).then_some(fault)
+}
+
+/// XML's five named entities.
+fn xml_unescape(text: &str) -> String {
+    text.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&apos;", "'")
+        .replace("&amp;", "&")
+}
+
 fn html_texts(text: &str) -> Option<Vec<String>> {
     let lower = text.to_ascii_lowercase();
     if !(lower.starts_with("<!doctype") || lower.starts_with("<html") || lower.contains("<body")) {

@@ -10315,3 +10315,28 @@ fn causes_window_bounds_channels_connections_and_payloads_are_read() {
         ),
     ]);
 }
+
+#[test]
+fn labelled_statuses_and_xml_faults_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Rails' log of its own 500 above the client's "responded with status 402".
+        (
+            500,
+            "Completed 500 Internal Server Error in 95ms\n\nFaraday::ClientError (the server responded with status 402):\n  app/services/llm.rb:12",
+            QuotaExhausted,
+        ),
+        // SOAP faults: a security code; a busy service inside a 200 (the fault is the error
+        // envelope).
+        (
+            500,
+            r#"<?xml version="1.0"?><soapenv:Envelope xmlns:soapenv="http://schemas.xmlsoap.org/soap/envelope/"><soapenv:Body><soapenv:Fault><faultcode>wsse:FailedAuthentication</faultcode><faultstring>Request rejected</faultstring></soapenv:Fault></soapenv:Body></soapenv:Envelope>"#,
+            Auth,
+        ),
+        (
+            200,
+            r#"<?xml version="1.0"?><S:Envelope xmlns:S="http://schemas.xmlsoap.org/soap/envelope/"><S:Body><S:Fault><faultcode>S:Server</faultcode><faultstring>Service busy: no free inference slots</faultstring></S:Fault></S:Body></S:Envelope>"#,
+            Overloaded,
+        ),
+    ]);
+}
