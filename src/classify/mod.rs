@@ -2287,6 +2287,7 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "request rate",
                 "too frequent",
                 "too frequently",
+                "too often",
                 // "Your call frequency is too high. Please try again later."; "The request
                 // frequency exceeds the limit".
                 "request frequency",

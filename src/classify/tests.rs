@@ -10307,6 +10307,12 @@ fn causes_window_bounds_channels_connections_and_payloads_are_read() {
             r#"{"error":"Payload is too big. Max payload size is 16MB."}"#,
             BadRequest,
         ),
+        // Asked too often, in plain English.
+        (
+            400,
+            r#"{"error":"You are calling this endpoint too often."}"#,
+            RateLimited,
+        ),
         // A rate limit by frequency in Chinese (限频).
         (
             400,
