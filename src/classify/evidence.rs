@@ -2946,10 +2946,6 @@ fn camel_words(message: &str) -> Option<String> {
     (!out.is_empty()).then_some(out)
 }
 
-/// The readable texts of an HTML error page: its `<title>`, first `<h1>` and first `<h2>`, inner
-/// tags dropped, each once. Cloudflare's block pages put the cause in the `<h2>` ("Access denied
-/// | ... used Cloudflare to restrict access", "Error 1015", "You are being rate limited").
-/// `None` when the text is not an HTML page.
 /// What an XML error body says: its codes and its sentences.
 struct XmlFault {
     codes: Vec<String>,
@@ -2965,9 +2961,14 @@ const XML_TEXTS: &[&str] = &["faultstring", "Text", "message", "description"];
 /// document that only mentions one). A code keeps its local part (`wsse:FailedAuthentication`
 /// -> `FailedAuthentication`).
 fn xml_fault(text: &str) -> Option<XmlFault> {
+    if !text.starts_with('<') {
+        return None;
+    }
     let xml = text.starts_with("<?xml") || text.starts_with("<soap") || text.starts_with("<S:");
-    let faulty = text.contains("Fault>") || text.contains("fault>") || text.contains("rror>");
-    if !(xml || text.starts_with('<') && text.contains(":Fault>")) || !faulty {
+    if !(xml || text.contains(":Fault>")) {
+        return None;
+    }
+    if !(text.contains("Fault>") || text.contains("fault>") || text.contains("rror>")) {
         return None;
     }
     let mut fault = XmlFault {
@@ -3015,6 +3016,10 @@ fn xml_unescape(text: &str) -> String {
         .replace("&amp;", "&")
 }
 
+/// The readable texts of an HTML error page: its `<title>`, first `<h1>` and first `<h2>`, inner
+/// tags dropped, each once. Cloudflare's block pages put the cause in the `<h2>` ("Access denied
+/// | ... used Cloudflare to restrict access", "Error 1015", "You are being rate limited").
+/// `None` when the text is not an HTML page.
 fn html_texts(text: &str) -> Option<Vec<String>> {
     let lower = text.to_ascii_lowercase();
     if !(lower.starts_with("<!doctype") || lower.starts_with("<html") || lower.contains("<body")) {

@@ -1041,7 +1041,7 @@ fn decisive_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
         // An upstream's 429 named in the text ("raised RateLimitError('Error code: 429 - Too
         // many concurrent requests ...')") is the caller's limit there.
         if status >= 500
-            && evidence.inner_status != Some(429)
+            && !upstream_429_named(evidence)
             && !evidence.messages.iter().any(|m| addresses_caller(m))
         {
             return Some((
@@ -2798,7 +2798,7 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
     // under its 500) names the upstream's status: the caller's rate there, not the load.
     if matched == "too many requests"
         && status >= 500
-        && evidence.inner_status != Some(429)
+        && !upstream_429_named(evidence)
         && load_on_server(evidence)
     {
         return Some((ErrorClass::Overloaded, format!("{phrase} on the server")));
@@ -2848,6 +2848,12 @@ fn load_on_server(evidence: &Evidence) -> bool {
             .any(|w| has_phrase(m, w))
             && !addresses_caller(m)
     })
+}
+
+/// Whether the text names an upstream's 429 ("429 Too Many Requests from POST ...", "raised
+/// RateLimitError"): the caller's limit there, whatever the wrapper's own 5xx says.
+fn upstream_429_named(evidence: &Evidence) -> bool {
+    evidence.inner_status == Some(429)
 }
 
 /// Whether a message addresses the caller: you, your key, your plan.
