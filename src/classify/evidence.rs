@@ -2714,34 +2714,36 @@ fn status_named_in(message: &str) -> Option<u16> {
     ];
     let bytes = message.as_bytes();
     let digit = |i: usize| bytes.get(i).is_some_and(u8::is_ascii_digit);
-    let numbers = || {
-        (0..bytes.len().saturating_sub(2))
-            .filter(|&i| digit(i) && digit(i + 1) && digit(i + 2) && !digit(i + 3))
-            .filter(|&i| i == 0 || !bytes.get(i - 1).is_some_and(u8::is_ascii_alphanumeric))
-    };
+    let numbers = (0..bytes.len().saturating_sub(2))
+        .filter(|&i| digit(i) && digit(i + 1) && digit(i + 2) && !digit(i + 3))
+        .filter(|&i| i == 0 || !bytes.get(i - 1).is_some_and(u8::is_ascii_alphanumeric));
     // A status a label names ("the server responded with status 402") speaks before a reason
-    // phrase elsewhere in the text (Rails' "Completed 500 Internal Server Error" above it: the
-    // app's own failure, not the upstream's answer).
-    let labelled = numbers().find_map(|i| {
-        let number = message.get(i..i + 3)?;
-        let rest = message.get(i + 3..)?;
-        let head = message.get(..i)?;
-        let named =
-            rest.starts_with(" status code") || STATUS_LABELS.iter().any(|l| head.ends_with(l));
-        named
-            .then(|| number.parse().ok().filter(|s| (400..=599).contains(s)))
-            .flatten()
-    });
-    if labelled.is_some() {
-        return labelled;
+    // phrase anywhere in the text (Rails' "Completed 500 Internal Server Error" above it: the
+    // app's own failure, not the upstream's answer), so the first reason phrase waits until the
+    // scan has found no label.
+    let mut first_named = None;
+    for i in numbers {
+        let (Some(number), Some(rest), Some(head)) = (
+            message.get(i..i + 3),
+            message.get(i + 3..),
+            message.get(..i),
+        ) else {
+            continue;
+        };
+        if rest.starts_with(" status code") || STATUS_LABELS.iter().any(|l| head.ends_with(l)) {
+            if let Some(status) = number.parse().ok().filter(|s| (400..=599).contains(s)) {
+                return Some(status);
+            }
+            continue;
+        }
+        if first_named.is_none() {
+            first_named = NAMED
+                .iter()
+                .find(|(n, phrase)| *n == number && rest.starts_with(phrase))
+                .and_then(|(status, _)| status.parse().ok());
+        }
     }
-    numbers().find_map(|i| {
-        let (number, rest) = (message.get(i..i + 3)?, message.get(i + 3..)?);
-        let (status, _) = NAMED
-            .iter()
-            .find(|(n, phrase)| *n == number && rest.starts_with(phrase))?;
-        status.parse().ok()
-    })
+    first_named
 }
 
 /// The last error status standing alone in `words` ("HTTP 429:", "provider(429)", "[503]",
