@@ -266,6 +266,10 @@ CASES = [
     ("acme-3", 400, {}, {"erro": "O texto \u00e9 longo demais para este modelo."}, "context_overflow", None, True),
     ("acme-3", 400, {}, {"errore": "Il contenuto \u00e8 stato ritenuto inappropriato."}, "content_policy", None, True),
     ("acme-3", 403, {}, {"code": -1, "msg": "\u0916\u093e\u0924\u094d\u092f\u093e\u0924 \u0936\u093f\u0932\u094d\u0932\u0915 \u0905\u092a\u0941\u0930\u0940 \u0906\u0939\u0947"}, "quota_exhausted", None, True),
+    # Later the same session: Rails' own "Completed 500" above the client's "responded with status
+    # 402" (the labelled status speaks); a SOAP fault whose code is a failed authentication.
+    ("acme-3", 500, {}, "Completed 500 Internal Server Error in 40ms\n\nFaraday::ClientError (the server responded with status 402):\n  app/services/llm.rb:9", "quota_exhausted", None, True),
+    ("acme-3", 500, {}, "<?xml version=\"1.0\"?><soapenv:Envelope xmlns:soapenv=\"http://schemas.xmlsoap.org/soap/envelope/\"><soapenv:Body><soapenv:Fault><faultcode>wsse:FailedAuthentication</faultcode><faultstring>Request rejected</faultstring></soapenv:Fault></soapenv:Body></soapenv:Envelope>", "auth", None, True),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
