@@ -331,6 +331,46 @@ impl Evidence {
             read(self, map, depth);
         }
         self.read_completion(map);
+        if depth == 0 && !self.has_error_envelope && self.messages.is_empty() {
+            self.read_buried_error(map);
+        }
+    }
+
+    /// An error object buried under keys no reader knows (`{"code": 0, "data": {"result":
+    /// null, "upstream_error": {"error": {...}}}}`, `{"response": {"ok": false, "payload":
+    /// {"error": {...}}}}`), read when nothing else held an error. Only objects are walked, a
+    /// few levels down (not arrays, where a completion's choices are); not a resource fetched
+    /// by its id nor a batch's line (`"object"`, `"custom_id"`): the job failed, not the call.
+    fn read_buried_error(&mut self, map: &Map<String, Value>) {
+        const LEVELS: usize = 3;
+        if map.contains_key("object") || map.contains_key("custom_id") {
+            return;
+        }
+        let mut level: Vec<&Map<String, Value>> = vec![map];
+        for depth in 1..=LEVELS {
+            let mut next = Vec::new();
+            for object in level {
+                for value in object.values().take(MAX_ITEMS) {
+                    let Value::Object(inner) = value else {
+                        continue;
+                    };
+                    let error = inner.get("error").filter(|e| {
+                        e.as_object().is_some_and(|e| {
+                            !holds_nothing(e)
+                                && ["message", "type"]
+                                    .iter()
+                                    .any(|k| e.get(*k).is_some_and(Value::is_string))
+                        })
+                    });
+                    if error.is_some() {
+                        self.read_error_envelope(error, depth);
+                        return;
+                    }
+                    next.push(inner);
+                }
+            }
+            level = next;
+        }
     }
 
     /// `{"error": {...}}`, `{"error": "text"}`, Tencent `{"Response": {"Error": {...}}}`,
@@ -349,6 +389,8 @@ impl Evidence {
         }
         let envelope = map
             .get("error")
+            // `{"result": null, "error_info": {"code": "BILLING_HARD_LIMIT", "detail": ...}}`.
+            .or_else(|| map.get("error_info").filter(|e| e.is_object()))
             .or_else(|| map.get("Response").and_then(|r| r.get("Error")))
             .or_else(|| map.get("response").and_then(|r| r.get("error")))
             // The Realtime API's `response.done` that failed: `{"response": {"status_details":
@@ -1111,12 +1153,30 @@ impl Evidence {
             self.push_reasons(map);
         }
         // Bedrock and Cohere errors are a lone `message`, FastAPI's a lone `detail`, Go
-        // services' a lone `err`; no success body has that shape.
-        if map.len() == 1
-            && ["message", "detail", "err"]
-                .iter()
-                .any(|k| map.get(*k).is_some_and(Value::is_string))
-        {
+        // services' a lone `err`; no success body has that shape. Nor has one whose other
+        // fields are all empty (`{"reply": null, "err": "Monthly allowance used up."}`), unless
+        // one of them is an error field saying there is none (`{"error_type": null,
+        // "message": "..."}` is a success's note).
+        let empty = |v: &Value| match v {
+            Value::Null | Value::Bool(false) => true,
+            Value::String(s) => s.is_empty(),
+            Value::Array(a) => a.is_empty(),
+            Value::Object(o) => o.is_empty(),
+            Value::Number(_) | Value::Bool(true) => false,
+        };
+        let lone = ["message", "detail", "err"]
+            .into_iter()
+            .find(|k| map.get(*k).is_some_and(Value::is_string));
+        // An empty error field beside it says there is none.
+        let no_error_said = |k: &str| k != "err" && map.keys().any(|key| key.contains("err"));
+        let alone = |k: &str| {
+            map.len() == 1
+                || !no_error_said(k)
+                    && map
+                        .iter()
+                        .all(|(key, v)| if key == k { !empty(v) } else { empty(v) })
+        };
+        if lone.is_some_and(alone) {
             self.has_error_envelope = true;
         }
     }
@@ -1132,6 +1192,17 @@ impl Evidence {
                 if let Some(Value::String(text)) = map.get(*field) {
                     *words = Some(self.read_embedded(text, depth));
                 }
+            }
+            // OpenRouter's error printed without its `error` wrapper (`{"message": "Provider
+            // returned error", "code": 400, "metadata": {"raw": "..."}}`): the provider's own
+            // answer, read first as under the wrapper.
+            let raw = map
+                .get("metadata")
+                .and_then(|m| m.get("raw"))
+                .and_then(Value::as_str)
+                .filter(|_| map.get("message").is_some_and(Value::is_string));
+            if let Some(raw) = raw {
+                self.read_body(raw.as_bytes(), depth + 1);
             }
         }
         for field in [

@@ -245,6 +245,10 @@ fn judge_evidence(
     };
     let (class, reason) = adjust_quota_window(decision, evidence, retry_after_ms);
     let (class, reason) = match (class, rule_scope) {
+        (ErrorClass::Overloaded, None) => callers_window_over_load((class, reason), evidence),
+        _ => (class, reason),
+    };
+    let (class, reason) = match (class, rule_scope) {
         (ErrorClass::RateLimited, None) => match token_window_untouched(answer) {
             Some(why) => (ErrorClass::ContextOverflow, why),
             None => (class, reason),
@@ -400,7 +404,7 @@ fn allowance_over_weak(
                             .iter()
                             .any(|p| has_phrase(m, p))
                 })?;
-            Some(format!("a {window} limit"))
+            Some(format!("a limit over \"{window}\""))
         })
     };
     // Not any "limit exceeded": under a 400 that is as often an array or a field's bound.
@@ -1568,7 +1572,9 @@ fn named_model_refused(message: &str) -> Option<String> {
     message.match_indices("model ").find_map(|(i, p)| {
         let rest = message.get(i + p.len()..)?;
         let (name, after) = match rest.chars().next() {
-            Some(quote @ ('\'' | '"' | '`')) => {
+            // Quoted, or in parentheses ("the requested base model (auto) is not allowed").
+            Some(open @ ('\'' | '"' | '`' | '(')) => {
+                let quote = if open == '(' { ')' } else { open };
                 let close = rest.get(1..)?.find(quote)? + 1;
                 (rest.get(1..close)?, rest.get(close + 1..)?)
             }
@@ -1594,15 +1600,42 @@ fn mentions_model(message: &str) -> bool {
         || message.contains("models/")
         || concepts::model_word_in(message)
         || concepts::model_id_in(message).is_some()
+        || deployed_endpoint_named(message)
 }
 
 /// Whether any message names a model as a word ("model: claude-x", "unknown model"); a path
 /// such as `/v1/models/x` in a wrong-URL message does not count.
 fn names_model(evidence: &Evidence) -> bool {
-    evidence
-        .messages
-        .iter()
-        .any(|m| concepts::model_word_as_word_in(m) || model_id_outside_path(m))
+    evidence.messages.iter().any(|m| {
+        concepts::model_word_as_word_in(m) || model_id_outside_path(m) || deployed_endpoint_named(m)
+    })
+}
+
+/// A model's deployment named by its resource: Vertex's "Endpoint `projects/5/locations/
+/// us-east4/endpoints/8841207765` not found", SageMaker's "Endpoint llm-7b of account
+/// 903355118201 not found". Not an endpoint of an API's paths ("The requested endpoint was not
+/// found", "No API found for 'POST /serving-endpoints/chat-bot/invocation'").
+fn deployed_endpoint_named(message: &str) -> bool {
+    let google = message.match_indices("/endpoints/").any(|(at, found)| {
+        message
+            .get(..at)
+            .is_some_and(|before| before.contains("projects/"))
+            && message
+                .get(at + found.len()..)
+                .is_some_and(|id| id.starts_with(|c: char| c.is_ascii_digit()))
+    });
+    let sagemaker = phrase_offsets(message, "endpoint").any(|at| {
+        let rest = message.get(at + "endpoint".len()..).unwrap_or_default();
+        let mut words = rest.split_whitespace();
+        let named = words.next().is_some_and(|name| !name.contains('/'));
+        named
+            && words.next() == Some("of")
+            && words.next() == Some("account")
+            && words
+                .next()
+                .is_some_and(|id| id.bytes().all(|b| b.is_ascii_digit()))
+    });
+    google || sagemaker
 }
 
 /// A model named by its id ("codellama:34b-python is not on this server"), not as a part of a
@@ -2811,8 +2844,16 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
     }
     // A rate word about the provider's own shortage ("throttled due to system capacity
     // limits", "no workers available ... throttled"): its load, not the caller's rate.
+    // So does a load word with no window ("Too Many Requests: the shared pool for free-tier
+    // inference is saturated"), as under a rate code.
     if class == ErrorClass::RateLimited {
-        if let Some(c) = concepts::provider_short_in(&evidence.messages) {
+        let load = || {
+            let messages = &evidence.messages;
+            (!concepts::short_window_in(messages) && !messages.iter().any(|m| addresses_caller(m)))
+                .then(|| concepts::load_in(&evidence.messages))
+                .flatten()
+        };
+        if let Some(c) = concepts::provider_short_in(&evidence.messages).or_else(load) {
             return Some((ErrorClass::Overloaded, format!("{phrase}, {c}")));
         }
     }
@@ -2856,10 +2897,45 @@ fn upstream_429_named(evidence: &Evidence) -> bool {
     evidence.inner_status == Some(429)
 }
 
+/// A load read from a 5xx or a load word, when the message states the caller's own window
+/// ("You blew through your per-minute allowance", "overloaded by your traffic from key k_82.
+/// Per-key limit 120 RPM", "このキーでは1秒あたり2回まで"): the caller's rate, which a wait
+/// clears, not the provider's load (which would cool the model for everyone). Not when the
+/// provider names its own capacity short.
+fn callers_window_over_load(decision: Decision, evidence: &Evidence) -> Decision {
+    let messages = &evidence.messages;
+    let callers = concepts::per_minute_limit_in(messages)
+        && messages.iter().any(|m| addresses_caller(m))
+        && concepts::provider_short_in(messages).is_none();
+    if callers {
+        (
+            ErrorClass::RateLimited,
+            format!("{}, the caller's own window", decision.1),
+        )
+    } else {
+        decision
+    }
+}
+
 /// Whether a message addresses the caller: you, your key, your plan.
 fn addresses_caller(message: &str) -> bool {
     [
-        "you", "your", "api key", "this key", "per key", "user", "plan",
+        "you",
+        "your",
+        "api key",
+        "this key",
+        "per key",
+        "user",
+        "plan",
+        // Yours and this key in zh, ja, ko ("您的调用过于繁忙，当前密钥进行中的请求 8/8").
+        "您的",
+        "你的",
+        "当前密钥",
+        "此密钥",
+        "该密钥",
+        "あなたの",
+        "このキー",
+        "이 키",
     ]
     .iter()
     .any(|w| has_phrase(message, w))
@@ -3082,6 +3158,9 @@ fn payload_limit(evidence: &Evidence) -> bool {
         "request body",
         "payload",
         "body size",
+        // A proxy's own words: "Content-Length 9000000 exceeds max_request_body_size".
+        "content-length",
+        "request_body",
         "request size",
         "content size",
         "请求体",
@@ -3303,6 +3382,18 @@ fn adjust_quota_window(
                 );
             }
         }
+        // The same under a 5xx with a reset minutes away ("Saatlik limit aşıldı, 10 dakika
+        // içinde sıfırlanacak"): the caller's allowance, which a wait restores; not the
+        // provider's load.
+        if let Some(ms) = wait_ms.filter(|ms| overloaded && !capacity && *ms < HOUR_MS) {
+            if let Some(p) = concepts::allowance_used_up_in(&evidence.messages).filter(|_| !size())
+            {
+                return (
+                    ErrorClass::RateLimited,
+                    format!("{reason}, {p}, resets in {} s", ms.div_ceil(1000)),
+                );
+            }
+        }
     }
     if class != ErrorClass::RateLimited || concepts::concurrency_in(&evidence.messages) {
         return (class, reason);
@@ -3402,7 +3493,12 @@ fn quota_reset_soon((class, reason): Decision, answer: &Answer, evidence: &Evide
 }
 
 /// Limits that never reset: only a top-up or a new key helps.
-const NO_RESET: &[&str] = &["total limit", "lifetime limit", "lifetime quota"];
+const NO_RESET: &[&str] = &[
+    "total limit",
+    "lifetime limit",
+    "lifetime quota",
+    "lifetime cap",
+];
 
 /// Message phrases of a window of hours or more (a wait of minutes does not help).
 const LONG_WINDOW: &[&str] = &[

@@ -10346,3 +10346,272 @@ fn labelled_statuses_and_xml_faults_are_read() {
         ),
     ]);
 }
+
+#[test]
+fn stops_in_plain_words_arrears_packages_and_lone_errors_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Money owed is the shortage itself, whatever the status.
+        (
+            500,
+            r#"{"message":"Request refused: the account is in arrears. Settle the invoice to continue."}"#,
+            QuotaExhausted,
+        ),
+        // Non-native English: a package (套餐) used out, a balance that is lack.
+        (
+            403,
+            r#"{"msg":"Sorry, your package has been used out, kindly buy a new package."}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"code":-3,"msg":"Balance of this account is lack, the call can not be done."}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"error":"Times of today are finished, please use again tomorrow."}"#,
+            QuotaExhausted,
+        ),
+        // A grant consumed, or at zero.
+        (
+            403,
+            r#"{"error":{"message":"This project has a lifetime cap of 500k tokens and it has been consumed."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Remaining quota for the key is 0, top up to continue.","code":"bad_request"}}"#,
+            QuotaExhausted,
+        ),
+        // An error beside fields that are all empty is the error; a success has content.
+        (
+            200,
+            r#"{"answer":null,"err":"Monthly allowance used up. Resets on the 1st."}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"answer":"Your monthly allowance is used up, says the novel's hero.","err":"quota"}"#,
+            Ok,
+        ),
+        // A rate limit stays one.
+        (
+            429,
+            r#"{"error":{"message":"Rate limit: your package allows 20 requests per minute, retry shortly."}}"#,
+            RateLimited,
+        ),
+    ]);
+}
+
+#[test]
+fn refusals_in_codes_and_cjk_words_are_read_and_safety_fields_are_not() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            403,
+            r#"{"code":40311,"msg":"提交的描述包含不适当的内容，已拒绝生成","data":null}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"プロンプトインジェクションの可能性が検出されたため拒否しました。"}}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"입력에 개인정보(전화번호)가 있어 요청이 거부되었습니다."}}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Rejected input.","type":"invalid_request_error","code":"pii_detected"}}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Voice sample rejected.","type":"invalid_request_error","code":"speaker_likeness_violation"}}"#,
+            ContentPolicy,
+        ),
+        (
+            451,
+            r#"{"error":{"message":"The image cannot be produced: it would infringe a registered trademark."}}"#,
+            ContentPolicy,
+        ),
+        (
+            500,
+            r#"RelayError: upstream 500: {"error":"generation stopped: stop_reason=refusal"}"#,
+            ContentPolicy,
+        ),
+        // A request field named for safety, not a verdict.
+        (
+            400,
+            "InvalidArgument: 400 the safety_settings threshold 'BLOCK_SOME' is not supported for this request.",
+            BadRequest,
+        ),
+    ]);
+}
+
+#[test]
+fn deployments_tuned_models_and_org_policies_name_the_model() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A deployed model's endpoint by its resource name or account; not an API path.
+        (
+            404,
+            r#"{"error":{"code":404,"message":"Endpoint `projects/1234/locations/europe-west4/endpoints/99887766` not found.","status":"NOT_FOUND"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"__type":"ValidationException","message":"Endpoint summarizer-v2 of account 123456789012 not found."}"#,
+            ModelUnavailable,
+        ),
+        (
+            404,
+            r#"{"error":{"message":"The requested endpoint /v2/chat was not found.","type":"invalid_request_error"}}"#,
+            BadRequest,
+        ),
+        // A model kept from this caller under a permission status.
+        (
+            403,
+            r#"{"error":{"code":403,"message":"Caller lacks permission to access tuned model tunedModels/faq-7x.","status":"PERMISSION_DENIED"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            403,
+            r#"{"error":{"code":403,"message":"Org policy violated: use of a disallowed model publishers/meta/models/llama-4 was blocked.","status":"PERMISSION_DENIED"}}"#,
+            ModelUnavailable,
+        ),
+        // Too big for the serving host; a model named in parentheses and refused.
+        (
+            400,
+            r#"{"error":"Model org/giant-400b is too large to be loaded automatically (800GB > 10GB)."}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":"Invalid request: the requested model (turbo-max) is not allowed for your workspace"}"#,
+            ModelUnavailable,
+        ),
+        // OpenRouter's error printed without its `error` wrapper: the provider's raw answer.
+        (
+            400,
+            r#"{"message":"Provider returned error","code":400,"metadata":{"raw":"{\"error\":{\"code\":400,\"message\":\"User location is not supported for the API use.\",\"status\":\"FAILED_PRECONDITION\"}}","provider_name":"Google"}}"#,
+            ModelUnavailable,
+        ),
+    ]);
+}
+
+#[test]
+fn load_words_and_the_callers_own_window_tell_rate_from_load() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A rate phrase over a load word with no window: everyone's load.
+        (
+            429,
+            "Too many requests: the shared free-tier pool is saturated, retry later.",
+            Overloaded,
+        ),
+        // The same words addressed to the caller stay the caller's rate.
+        (
+            429,
+            "429 Too Many Requests: 您的调用过于繁忙，请等待上一请求完成",
+            RateLimited,
+        ),
+        // A load status or word, over the caller's own window.
+        (
+            503,
+            "Service unavailable for you: your per-minute allowance is spent; other callers are served.",
+            RateLimited,
+        ),
+        (
+            503,
+            r#"{"error":{"message":"このキーでは1秒あたり5回までです。少し待ってから再試行してください。"}}"#,
+            RateLimited,
+        ),
+        (
+            529,
+            r#"{"error":{"message":"Overloaded by traffic from your key: limit 60 RPM per key."}}"#,
+            RateLimited,
+        ),
+        // A time over its limit in Chinese is no input too large; a proxy's Content-Length is
+        // the body's bytes.
+        (
+            504,
+            r#"{"error":{"message":"请求处理超时（超过 300 秒），可缩短输入后重试"}}"#,
+            Timeout,
+        ),
+        (
+            413,
+            r#"{"error":{"message":"Content-Length 9000000 exceeds the route's max_request_body_size (8388608)"}}"#,
+            BadRequest,
+        ),
+    ]);
+}
+
+#[test]
+fn buried_error_objects_and_error_info_envelopes_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            200,
+            r#"{"result":null,"error_info":{"code":"SPEND_CAP","detail":"The workspace reached its monthly spend cap of $200. Raise it in billing to continue."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"code":0,"msg":"","data":{"result":null,"upstream_error":{"error":{"code":400,"message":"The input token count exceeds the maximum number of tokens allowed 32768.","status":"INVALID_ARGUMENT"}}}}"#,
+            ContextOverflow,
+        ),
+        (
+            200,
+            r#"{"reply":{"ok":false,"payload":{"error":{"type":"authentication_error","message":"invalid x-api-key"}}}}"#,
+            Auth,
+        ),
+        // A success with an empty error, and a batch's line (the job failed, not the call).
+        (
+            200,
+            r#"{"data":{"answer":"All good.","meta":{"error":{"message":"","type":""}}}}"#,
+            Ok,
+        ),
+        (
+            200,
+            r#"{"custom_id":"r-1","response":{"status_code":429,"body":{"error":{"message":"Rate limit reached","type":"requests"}}}}"#,
+            Ok,
+        ),
+    ]);
+}
+
+#[test]
+fn limits_that_reset_in_minutes_in_other_languages_are_waits() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            429,
+            r#"{"fehler":"Stündliches Kontingent erreicht. Zurücksetzung in 9 Minuten."}"#,
+            RateLimited,
+        ),
+        (
+            503,
+            r#"{"hata":{"mesaj":"Saatlik kotanız aşıldı, 15 dakika içinde sıfırlanacak."}}"#,
+            RateLimited,
+        ),
+        (
+            503,
+            r#"{"pesan":"Batas per jam tercapai. Akan direset dalam 8 menit."}"#,
+            RateLimited,
+        ),
+        (
+            429,
+            r#"{"error":{"message":"1時間あたりの上限に達しました。あと20分でリセットされます。"}}"#,
+            RateLimited,
+        ),
+        // A week away stays a stop.
+        (
+            429,
+            r#"{"error":{"message":"Wochenlimit erreicht. Wieder verfügbar in 5 Tagen."}}"#,
+            QuotaExhausted,
+        ),
+    ]);
+}

@@ -101,6 +101,15 @@ pub(super) const STRONG_ANCHORS: &[&str] = &[
     "yritä uudelleen",
     "warten sie",
     "bitte warten",
+    // A reset or a return in de, es, id, ja: "Zurücksetzung in 7 Minuten", "Reintente en 12
+    // segundos", "Akan direset dalam 5 menit", "あと12分でリセットされます".
+    "zurücksetzung in",
+    "zurückgesetzt in",
+    "wieder verfügbar in",
+    "reintente en",
+    "reintentar en",
+    "direset dalam",
+    "あと",
 ];
 
 /// Words that follow a wait in languages that put the wait before "after": Chinese "5 秒后重试",
@@ -108,8 +117,19 @@ pub(super) const STRONG_ANCHORS: &[&str] = &[
 /// when one of [`RESUME_WORDS`] comes soon after, so "5 秒后断开" (disconnects) is no wait.
 /// Hungarian and Turkish put theirs after the wait too ("2 óra múlva próbálja újra", "30 saniye
 /// sonra tekrar deneyin").
+/// Turkish "10 dakika içinde sıfırlanacak" (within) and Hindi "9 मिनट में रीसेट होगी" (in) too.
 pub(super) const AFTER_MARKERS: &[&str] = &[
-    "之后", "之後", "以后", "以後", "后", "後", "후", "múlva", "sonra",
+    "之后",
+    "之後",
+    "以后",
+    "以後",
+    "后",
+    "後",
+    "후",
+    "múlva",
+    "sonra",
+    "içinde",
+    "में",
 ];
 
 /// Retrying or a reset, right after an [`AFTER_MARKERS`] word.
@@ -145,6 +165,9 @@ pub(super) const RESUME_WORDS: &[&str] = &[
     "újul",
     "tekrar",
     "yeniden",
+    // Reset in Turkish and Hindi.
+    "sıfırlan",
+    "रीसेट",
 ];
 
 /// How many characters after the marker a [`RESUME_WORDS`] word may start ("後に再試行",
@@ -313,7 +336,7 @@ pub(super) fn message_unit(s: &str) -> Option<(u128, &str)> {
     ];
     // Russian and Vietnamese ("через 12 секунд", "sau 30 giây"), Ukrainian and Bulgarian,
     // Greek, Hebrew, Arabic, Persian, Thai, Hungarian, Romanian, Czech.
-    const OTHER: [(&str, u128); 32] = [
+    const OTHER: [(&str, u128); 35] = [
         ("секунд", NS_PER_S),
         ("сек", NS_PER_S),
         ("минут", NS_PER_MIN),
@@ -346,6 +369,10 @@ pub(super) fn message_unit(s: &str) -> Option<(u128, &str)> {
         ("óra", NS_PER_H),
         ("secundă", NS_PER_S),
         ("sekúnd", NS_PER_S),
+        // Hindi.
+        ("सेकंड", NS_PER_S),
+        ("मिनट", NS_PER_MIN),
+        ("घंटे", NS_PER_H),
     ];
     if let Some(found) = CJK
         .iter()
@@ -372,7 +399,7 @@ pub(super) fn message_unit(s: &str) -> Option<(u128, &str)> {
         | "sekunda" | "secunde" | "sekuntia" | "sekunnin" | "saniye" => NS_PER_S,
         "minuut" | "minuter" | "minutter" | "minut" | "minuty" | "minutu" | "minuta"
         | "minuuttia" | "minuutin" | "dakika" | "perc" | "perces" => NS_PER_MIN,
-        "nap" | "napot" => NS_PER_DAY,
+        "nap" | "napot" | "tag" | "tage" | "tagen" | "hari" => NS_PER_DAY,
         "uur" | "timmar" | "timme" | "timer" | "ure" | "hodin" | "hodiny" | "hodinu" | "ore"
         | "sat" | "sata" | "sati" | "godzin" | "godziny" | "tuntia" | "tunnin" | "jam" => NS_PER_H,
         _ => return None,
