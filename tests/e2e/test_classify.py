@@ -270,6 +270,27 @@ CASES = [
     # 402" (the labelled status speaks); a SOAP fault whose code is a failed authentication.
     ("acme-3", 500, {}, "Completed 500 Internal Server Error in 40ms\n\nFaraday::ClientError (the server responded with status 402):\n  app/services/llm.rb:9", "quota_exhausted", None, True),
     ("acme-3", 500, {}, "<?xml version=\"1.0\"?><soapenv:Envelope xmlns:soapenv=\"http://schemas.xmlsoap.org/soap/envelope/\"><soapenv:Body><soapenv:Fault><faultcode>wsse:FailedAuthentication</faultcode><faultstring>Request rejected</faultstring></soapenv:Fault></soapenv:Body></soapenv:Envelope>", "auth", None, True),
+    # The session of 2026-12-07 (fourteenth): arrears under a 500; a package "used out" under a
+    # 403; today's times finished, "use again tomorrow" (429); content judged 不适当 under a 403;
+    # a `pii_detected` code; a work that may infringe (400); a deployed endpoint not found by its
+    # resource name (404); a tuned model kept from the caller under PERMISSION_DENIED; a 429
+    # whose shared pool is saturated (load, not the caller's rate); a 503 telling the caller
+    # its key's per-minute allowance is spent; a 504 whose time is stated in Chinese (not an input
+    # too large); OpenRouter's error printed without its `error` wrapper, the provider's region
+    # block in `metadata.raw`; an hour's limit that resets in minutes (Indonesian, under a 503).
+    ("acme-3", 500, {}, {"message": "Call refused because arrears of account."}, "quota_exhausted", None, True),
+    ("acme-3", 403, {}, {"msg": "Your package has been used out, please renew the package."}, "quota_exhausted", None, True),
+    ("acme-3", 429, {}, {"error": "Today's times are finished, use again tomorrow please."}, "quota_exhausted", None, True),
+    ("acme-3", 403, {}, {"code": 40301, "msg": "\u60a8\u7684\u63d0\u793a\u8bcd\u5305\u542b\u4e0d\u9002\u5f53\u7684\u5185\u5bb9"}, "content_policy", None, True),
+    ("acme-3", 400, {}, {"error": {"message": "Input refused.", "code": "pii_detected"}}, "content_policy", None, True),
+    ("acme-3", 400, {}, {"error": {"message": "This output may infringe a third party's copyright."}}, "content_policy", None, True),
+    ("acme-3", 404, {}, {"error": {"code": 404, "message": "Endpoint `projects/42/locations/us-central1/endpoints/123456` not found.", "status": "NOT_FOUND"}}, "model_unavailable", None, True),
+    ("acme-3", 403, {}, {"error": {"code": 403, "message": "No permission to access tuned model tunedModels/helpdesk-v2.", "status": "PERMISSION_DENIED"}}, "model_unavailable", None, True),
+    ("acme-3", 429, {}, "Too many requests: the shared inference pool is saturated right now.", "overloaded", None, False),
+    ("acme-3", 503, {}, {"error": {"message": "Service unavailable for you: the per-minute allowance of your key is spent."}}, "rate_limited", None, False),
+    ("acme-3", 504, {}, {"error": {"message": "\u4e0a\u6e38\u54cd\u5e94\u8d85\u65f6\uff08\u8d85\u8fc7 120 \u79d2\uff09\uff0c\u8bf7\u7f29\u77ed\u8f93\u5165"}}, "timeout", None, False),
+    ("acme-3", 400, {}, {"message": "Provider returned error", "code": 400, "metadata": {"raw": "{\"error\":{\"code\":400,\"message\":\"User location is not supported for the API use.\",\"status\":\"FAILED_PRECONDITION\"}}", "provider_name": "Google AI Studio"}}, "model_unavailable", None, True),
+    ("acme-3", 503, {}, {"pesan": "Batas per jam tercapai. Akan direset dalam 4 menit."}, "rate_limited", "240000", False),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
