@@ -2549,8 +2549,11 @@ pub fn quota(message: &str) -> Option<String> {
     if has_phrase(message, "arrears") {
         return Some("concept billing \"arrears\"".to_owned());
     }
-    if let Some((billing, shortage)) =
-        near(message, BILLING, SHORTAGE).filter(|(b, _)| *b != "budget" || !time_budget(message))
+    // "Invalid 'max_budget': must be a non-negative float": the end of a field's name, not
+    // money (a code that starts with it, `PAYMENT_REQUIRED`, still names money).
+    if let Some((billing, shortage)) = near(message, BILLING, SHORTAGE)
+        .filter(|(b, _)| *b != "budget" || !time_budget(message))
+        .filter(|(b, _)| !ends_identifiers(message, b))
     {
         // "현재 요금제에서는 이 모델을 사용할 수 없습니다": a model the plan does not include,
         // not a plan used up.
@@ -3487,6 +3490,13 @@ fn only_in_identifiers(message: &str, word: &str) -> bool {
             || bytes.get(at + word.len()) == Some(&b'_')
     };
     super::occurrences(bytes, word.as_bytes()).all(glued)
+}
+
+/// Whether `word` occurs in `message` only as the end of an identifier (`max_budget`).
+fn ends_identifiers(message: &str, word: &str) -> bool {
+    let bytes = message.as_bytes();
+    super::occurrences(bytes, word.as_bytes())
+        .all(|at| at.checked_sub(1).and_then(|i| bytes.get(i)) == Some(&b'_'))
 }
 
 /// Needing something first.
@@ -4893,6 +4903,8 @@ pub fn refusal(message: &str) -> Option<String> {
         "schema",
         "request argument",
         "unrecognized",
+        // "'content_filter_level' is not a recognized parameter".
+        "not a recognized",
         "unknown parameter",
         // "Failed to deserialize the JSON body into the target type: safety_settings: unknown
         // field `safety_settings`" (a Rust server's serde).
@@ -6022,8 +6034,9 @@ pub fn code_class(code: &str, short_window: bool) -> Option<(ErrorClass, &'stati
     let pairs = Pairs::of(squashed.as_bytes());
     let contains = |w: &str| pairs.may_hold(w.as_bytes()) && squashed.contains(w);
     let names_model = contains("model");
-    // `InvalidContentFilterPolicy`: a setting of the request that is wrong, not a refusal.
-    let invalid_setting = squashed.starts_with("invalid");
+    // `InvalidContentFilterPolicy`: a setting of the request that is wrong, not a refusal; nor
+    // is a field named for safety heading a message (`safetySettings: duplicate category`).
+    let invalid_setting = squashed.starts_with("invalid") || contains("settings");
     // Words that hold a quota word but are not one: French `service_surcharge` (overload),
     // Azure's `InvalidSubscriptionKey` (an API key). A quota of a short window (`rpm_quota`) is
     // waited out (below).
@@ -6233,6 +6246,8 @@ fn time_limit_hit(message: &str) -> Option<String> {
 /// nothing (an error envelope inside a 200).
 const REQUEST_FAULT: &[&str] = &[
     "invalid",
+    // "safetySettings: duplicate category HARM_CATEGORY_HARASSMENT".
+    "duplicate",
     "unrecognized",
     "unknown name",
     "unknown field",

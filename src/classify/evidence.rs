@@ -2698,8 +2698,9 @@ fn class_name_ending<'m>(message: &'m str, at: usize, suffix: &str) -> Option<&'
 
 /// The status an official SDK's error class stands for, named in a message by whoever caught it
 /// (tenacity's "RetryError[<Future ... raised AuthenticationError>]", "anthropic.
-/// OverloadedError: ..."): the openai and anthropic SDKs raise one class per status. A
-/// timeout raised by the client (`APITimeoutError`) stands for a 408.
+/// OverloadedError: ..."): the openai and anthropic SDKs raise one class per status (LiteLLM
+/// borrows their names and adds its own). A timeout raised by the client (`APITimeoutError`)
+/// stands for a 408.
 fn sdk_error_status(message: &str) -> Option<u16> {
     const CLASSES: &[(&str, u16)] = &[
         ("BadRequestError", 400),
@@ -2710,6 +2711,8 @@ fn sdk_error_status(message: &str) -> Option<u16> {
         ("ConflictError", 409),
         ("RequestTooLargeError", 413),
         ("UnprocessableEntityError", 422),
+        // LiteLLM's parameters a provider does not take.
+        ("UnsupportedParamsError", 400),
         ("RateLimitError", 429),
         ("InternalServerError", 500),
         ("ServiceUnavailableError", 503),

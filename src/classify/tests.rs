@@ -10615,3 +10615,36 @@ fn limits_that_reset_in_minutes_in_other_languages_are_waits() {
         ),
     ]);
 }
+
+#[test]
+fn fields_named_for_money_or_safety_are_request_faults() {
+    use ErrorClass::*;
+    assert_classes(&[
+        (
+            400,
+            r#"{"error":{"message":"Invalid 'soft_budget': must be a non-negative number, got '-1'","type":"bad_request_error"}}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"error":{"code":400,"message":"safetySettings: duplicate category HARM_CATEGORY_HATE_SPEECH.","status":"INVALID_ARGUMENT"}}"#,
+            BadRequest,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"'moderation_level' is not a recognized parameter.","type":"invalid_request_error"}}"#,
+            BadRequest,
+        ),
+        (
+            500,
+            "litellm.UnsupportedParamsError: mistral does not support parameters: ['logit_bias']. To drop these, set `litellm.drop_params=True`.",
+            BadRequest,
+        ),
+        // A code that starts with the money word still names money.
+        (
+            402,
+            "402: PAYMENT_REQUIRED\nCode: DEPLOYMENT_DISABLED",
+            QuotaExhausted,
+        ),
+    ]);
+}
