@@ -438,6 +438,11 @@ const SHORTAGE: &[&str] = &[
     "brak",
     "opbrugt",
     "oppbrukt",
+    // Exhausted and exceeded in de, fr, it ("Freikontingent ausgeschöpft", "votre organisation a
+    // dépassé son budget de dépenses mensuel").
+    "ausgeschöpft",
+    "dépassé",
+    "superato",
     "brukt opp",
     "ubos",
     "limeisha",
@@ -960,6 +965,19 @@ const MISSING: &[&str] = &[
     "en cours de chargement",
     "wird geladen",
     "in caricamento",
+    // Loading, deprecated, no longer served, not enabled, not deployed (it, fr, uk, de, da, cs):
+    // "Il modello è in fase di caricamento", "Ce modèle a été déprécié ... n'est plus servi",
+    // "Модель ще завантажується", "ist in dieser Umgebung nicht bereitgestellt", "Du har ikke
+    // adgang til denne model", "Model není v tomto regionu dostupný".
+    "fase di caricamento",
+    "déprécié",
+    "dépréciée",
+    "n'est plus servi",
+    "n'est pas activé",
+    "завантажується",
+    "nicht bereitgestellt",
+    "ikke adgang til",
+    "není v tomto regionu",
     "đang tải",
     "загружается",
     "sedang dimuat",
@@ -1056,6 +1074,9 @@ const SIZE: &[&str] = &[
     "contexte",
     "kontext",
     "kontextfenster",
+    // Context length in no, da ("maksimale kontekstlengde").
+    "kontekstlengde",
+    "kontekstlængde",
     "contesto",
     "konteks",
     "bağlam",
@@ -1296,6 +1317,14 @@ const EXCESS: &[&str] = &[
     // ru, uk.
     "túl hosszú",
     "meghaladja",
+    // Exceeds in de (inflected), da/no, sv, hu ("übersteigt das Kontextfenster", "Inndata
+    // overskrider modellens maksimale kontekstlengde", "túllépi a modell kontextusablakát"),
+    // and too long in da/no.
+    "übersteigt",
+    "overskrider",
+    "överskrider",
+    "túllépi",
+    "for lang",
     "příliš dlouh",
     "překračuje",
     "príliš dlh",
@@ -3569,6 +3598,8 @@ const PLAN: &[&str] = &[
     "assinatura",
     // "package expired" (a relay's resource package).
     "package",
+    // Subscription in European Portuguese ("A sua subscrição expirou").
+    "subscrição",
     // A free trial in more languages ("Thời gian dùng thử đã hết", "Ваш пробный период
     // закончился", "Votre essai gratuit est terminé", "תקופת הניסיון שלך הסתיימה").
     "dùng thử",
@@ -3728,6 +3759,8 @@ const ALLOWANCE: &[&str] = &[
     "límite",
     "limite",
     "kontingent",
+    // "Freikontingent ausgeschöpft" (the free allowance used up).
+    "freikontingent",
     "kuota",
     "batas",
     // Turkish's quota only inflected: a bare "kota" is a city in Indonesian and Malay.
@@ -3887,6 +3920,7 @@ const USED_UP: &[&str] = &[
     // "Você atingiu o limite de mensagens do Codex".
     "atingiu",
     "aufgebraucht",
+    "ausgeschöpft",
     "verbruikt",
     "opgebruikt",
     "überschritten",
@@ -4972,6 +5006,26 @@ fn refused_alone(message: &str) -> Option<String> {
         // Anthropic's refusal as a wrapper prints it ("claude refused to continue:
         // stop_reason=refusal").
         "stop_reason=refusal",
+        // Safety and content filters, content policies and moderation in da, no, sv, fi, el,
+        // de, ru ("Din forespørgsel blev afvist af vores sikkerhedsfilter", "Pyyntö hylättiin
+        // sisältökäytännön vastaisena", "заблокировано модерацией").
+        // ASCII words match whole: their definite and plural forms are listed.
+        "sikkerhedsfilter",
+        "sikkerhedsfilteret",
+        "sikkerhetsfilter",
+        "sikkerhetsfilteret",
+        "säkerhetsfilter",
+        "indholdsfilter",
+        "indholdsfilteret",
+        "innholdsfilter",
+        "innholdsfilteret",
+        "innehållsfilter",
+        "sisältökäytän",
+        "sisältösuodat",
+        "πολιτικής περιεχομένου",
+        "inhaltsrichtlinie",
+        "inhaltsrichtlinien",
+        "модерацией",
         // Prompt injection detected, in Japanese ("プロンプトインジェクションの可能性が検出された").
         "プロンプトインジェクション",
         // "This content cannot be generated because it may infringe third-party intellectual

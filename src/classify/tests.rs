@@ -10648,3 +10648,72 @@ fn fields_named_for_money_or_safety_are_request_faults() {
         ),
     ]);
 }
+
+#[test]
+fn filters_contexts_models_and_stops_in_nordic_and_other_european_words() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Filters and content policies (da, no, fi, de, ru).
+        (
+            400,
+            "Beskeden blev afvist af sikkerhedsfilteret.",
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"feil":"Svaret ble holdt tilbake av innholdsfilteret."}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"virhe":"Kehote on sisältökäytännön vastainen."}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"fehler":"Die Anfrage verstößt gegen unsere Inhaltsrichtlinien."}"#,
+            ContentPolicy,
+        ),
+        (400, "Запрос заблокирован модерацией.", ContentPolicy),
+        // Contexts exceeded (de, no).
+        (
+            400,
+            r#"{"fehler":"Der Verlauf übersteigt das Kontextfenster."}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"feil":"Samtalen overskrider kontekstlengde for modellen."}"#,
+            ContextOverflow,
+        ),
+        // Models deprecated, loading, not deployed, not reachable (fr, it, de, da).
+        (400, "Le modèle demandé a été déprécié.", ModelUnavailable),
+        (
+            503,
+            r#"{"errore":"Modello in fase di caricamento."}"#,
+            ModelUnavailable,
+        ),
+        (
+            404,
+            r#"{"fehler":"Das Modell ist hier nicht bereitgestellt."}"#,
+            ModelUnavailable,
+        ),
+        (403, "Du har ikke adgang til den model.", ModelUnavailable),
+        // Stops (pt-PT, de, fr).
+        (
+            403,
+            "A subscrição expirou. Renove para continuar.",
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"fehler":"Ihr Freikontingent ist ausgeschöpft."}"#,
+            QuotaExhausted,
+        ),
+        (
+            500,
+            r#"{"erreur":"Le budget mensuel du projet est dépassé."}"#,
+            QuotaExhausted,
+        ),
+    ]);
+}
