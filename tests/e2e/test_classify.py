@@ -291,6 +291,14 @@ CASES = [
     ("acme-3", 504, {}, {"error": {"message": "\u4e0a\u6e38\u54cd\u5e94\u8d85\u65f6\uff08\u8d85\u8fc7 120 \u79d2\uff09\uff0c\u8bf7\u7f29\u77ed\u8f93\u5165"}}, "timeout", None, False),
     ("acme-3", 400, {}, {"message": "Provider returned error", "code": 400, "metadata": {"raw": "{\"error\":{\"code\":400,\"message\":\"User location is not supported for the API use.\",\"status\":\"FAILED_PRECONDITION\"}}", "provider_name": "Google AI Studio"}}, "model_unavailable", None, True),
     ("acme-3", 503, {}, {"pesan": "Batas per jam tercapai. Akan direset dalam 4 menit."}, "rate_limited", "240000", False),
+    # Later the same session: a field named for money (`max_budget`) is a bad request, not a
+    # budget spent; a safety filter in Danish; a model deprecated in French; a free allowance
+    # used up in German (429: a stop, not a wait); a context length exceeded in Norwegian.
+    ("acme-3", 400, {}, {"error": {"message": "Invalid 'max_budget': must be a non-negative float, got '-2'", "type": "bad_request_error"}}, "bad_request", None, True),
+    ("acme-3", 400, {}, {"fejl": "Anmodningen blev afvist af sikkerhedsfilteret."}, "content_policy", None, True),
+    ("acme-3", 400, {}, {"erreur": "Ce mod\u00e8le a \u00e9t\u00e9 d\u00e9pr\u00e9ci\u00e9 et n'est plus servi."}, "model_unavailable", None, True),
+    ("acme-3", 429, {}, {"fehler": "Ihr Freikontingent ist ausgesch\u00f6pft."}, "quota_exhausted", None, True),
+    ("acme-3", 400, {}, {"feil": "Inndata overskrider kontekstlengde."}, "context_overflow", None, True),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
