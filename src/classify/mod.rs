@@ -1480,6 +1480,9 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
     ];
     const ALONE: &[&str] = &[
         "no endpoints found",
+        // OpenRouter's newer words: "0 endpoints out of 1 requested are available matching
+        // your guardrail restrictions and data policy".
+        "0 endpoints out of",
         // OpenRouter: "There is no available model provider that meets your routing requirements".
         "no available model provider",
         // Zhipu 1221: "API glm-4 已下线" (taken offline).
