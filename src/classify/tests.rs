@@ -10494,6 +10494,12 @@ fn deployments_tuned_models_and_org_policies_name_the_model() {
             r#"{"error":"Invalid request: the requested model (turbo-max) is not allowed for your workspace"}"#,
             ModelUnavailable,
         ),
+        // OpenRouter: no endpoint left for the model under the account's policies.
+        (
+            404,
+            r#"{"error":{"message":"0 endpoints out of 2 requested are available matching your data policy.","code":404}}"#,
+            ModelUnavailable,
+        ),
         // OpenRouter's error printed without its `error` wrapper: the provider's raw answer.
         (
             400,
