@@ -2853,7 +2853,7 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
         let load = || {
             let messages = &evidence.messages;
             (!concepts::short_window_in(messages) && !messages.iter().any(|m| addresses_caller(m)))
-                .then(|| concepts::load_in(&evidence.messages))
+                .then(|| concepts::load_in(messages))
                 .flatten()
         };
         if let Some(c) = concepts::provider_short_in(&evidence.messages).or_else(load) {
