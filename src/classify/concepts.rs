@@ -3514,18 +3514,20 @@ fn capabilities_combined(message: &str) -> bool {
 /// Whether every occurrence of `word` in `message` is glued to a snake_case name by `_`.
 fn only_in_identifiers(message: &str, word: &str) -> bool {
     let bytes = message.as_bytes();
-    let glued = |at: usize| {
-        at.checked_sub(1).and_then(|i| bytes.get(i)) == Some(&b'_')
-            || bytes.get(at + word.len()) == Some(&b'_')
-    };
+    let glued =
+        |at: usize| underscore_before(bytes, at) || bytes.get(at + word.len()) == Some(&b'_');
     super::occurrences(bytes, word.as_bytes()).all(glued)
+}
+
+/// Whether the byte before `at` is `_` (a word glued to the name before it).
+fn underscore_before(bytes: &[u8], at: usize) -> bool {
+    at.checked_sub(1).and_then(|i| bytes.get(i)) == Some(&b'_')
 }
 
 /// Whether `word` occurs in `message` only as the end of an identifier (`max_budget`).
 fn ends_identifiers(message: &str, word: &str) -> bool {
     let bytes = message.as_bytes();
-    super::occurrences(bytes, word.as_bytes())
-        .all(|at| at.checked_sub(1).and_then(|i| bytes.get(i)) == Some(&b'_'))
+    super::occurrences(bytes, word.as_bytes()).all(|at| underscore_before(bytes, at))
 }
 
 /// Needing something first.

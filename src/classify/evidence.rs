@@ -1196,13 +1196,8 @@ impl Evidence {
             // OpenRouter's error printed without its `error` wrapper (`{"message": "Provider
             // returned error", "code": 400, "metadata": {"raw": "..."}}`): the provider's own
             // answer, read first as under the wrapper.
-            let raw = map
-                .get("metadata")
-                .and_then(|m| m.get("raw"))
-                .and_then(Value::as_str)
-                .filter(|_| map.get("message").is_some_and(Value::is_string));
-            if let Some(raw) = raw {
-                self.read_body(raw.as_bytes(), depth + 1);
+            if map.get("message").is_some_and(Value::is_string) {
+                self.read_passed_on_raw(map, depth);
             }
         }
         for field in [
@@ -1691,15 +1686,19 @@ impl Evidence {
                 }
             }
         }
-        // OpenRouter passes the provider's own answer in `metadata.raw` (a string, often JSON).
-        if let Some(raw) = error
+        if depth < MAX_NESTING {
+            self.read_passed_on_raw(error, depth);
+        }
+    }
+
+    /// OpenRouter passes the provider's own answer in `metadata.raw` (a string, often JSON).
+    fn read_passed_on_raw(&mut self, error: &Map<String, Value>, depth: usize) {
+        let raw = error
             .get("metadata")
             .and_then(|m| m.get("raw"))
-            .and_then(Value::as_str)
-        {
-            if depth < MAX_NESTING {
-                self.read_body(raw.as_bytes(), depth + 1);
-            }
+            .and_then(Value::as_str);
+        if let Some(raw) = raw {
+            self.read_body(raw.as_bytes(), depth + 1);
         }
     }
 

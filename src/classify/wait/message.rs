@@ -115,9 +115,8 @@ pub(super) const STRONG_ANCHORS: &[&str] = &[
 /// Words that follow a wait in languages that put the wait before "after": Chinese "5 秒后重试",
 /// Japanese "1分後に再試行してください", Korean "1분 후 다시 시도해 주세요". The wait counts only
 /// when one of [`RESUME_WORDS`] comes soon after, so "5 秒后断开" (disconnects) is no wait.
-/// Hungarian and Turkish put theirs after the wait too ("2 óra múlva próbálja újra", "30 saniye
-/// sonra tekrar deneyin").
-/// Turkish "10 dakika içinde sıfırlanacak" (within) and Hindi "9 मिनट में रीसेट होगी" (in) too.
+/// Hungarian, Turkish and Hindi put theirs after the wait too ("2 óra múlva próbálja újra", "30
+/// saniye sonra tekrar deneyin", "10 dakika içinde sıfırlanacak", "9 मिनट में रीसेट होगी").
 pub(super) const AFTER_MARKERS: &[&str] = &[
     "之后",
     "之後",
