@@ -122,6 +122,8 @@ const BILLING: &[&str] = &[
     "crediti",
     "bakiye",
     "số dư",
+    // Payment (vi): "Tài khoản thanh toán ... bị tạm ngưng do chưa thanh toán".
+    "thanh toán",
     "dépenses",
     "gastos",
     "presupuesto",
@@ -416,6 +418,11 @@ const SHORTAGE: &[&str] = &[
     "declined",
     "暂停",
     "暫停",
+    // Paused (ko): "구독이 일시 정지되었습니다".
+    "일시 정지",
+    // Suspended, unpaid (vi): "bị tạm ngưng do chưa thanh toán".
+    "tạm ngưng",
+    "chưa thanh toán",
     "거부",
     "중지",
     "saturated",
@@ -1026,6 +1033,18 @@ const MISSING: &[&str] = &[
     "nebyl nalezen",
     "neexistuje",
     "לא נמצא",
+    // Not enabled (he), taken out of use (tr), not usable (fa): "המודל אינו מופעל עבור הפרויקט
+    // שלך", "Bu model kullanımdan kaldırıldı".
+    "אינו מופעל",
+    "אינה מופעלת",
+    "kullanımdan kaldırıldı",
+    // Not in the list of models one may use; being deployed (zh): "不在可用模型列表中",
+    // "模型 glm-4-plus 正在部署中".
+    "不在可用模型",
+    "正在部署",
+    "kullanımdan kaldırılmıştır",
+    "امکان‌پذیر نیست",
+    "امکان پذیر نیست",
 ];
 
 /// What is too large when a prompt does not fit.
@@ -1118,7 +1137,8 @@ const SIZE: &[&str] = &[
     "زمینه",
     "ورودی",
     "توکن",
-    "السياق",
+    // Context, with and without its article ("سعة سياق النموذج").
+    "سياق",
     "الإدخال",
     "رموز",
     "הקשר",
@@ -1343,6 +1363,7 @@ const EXCESS: &[&str] = &[
     "חורג",
     "طويل جدا",
     "يتجاوز",
+    "يتخطى",
     "تتجاوز",
     "بیش از حد",
     "طولانی",
@@ -1621,6 +1642,8 @@ const CONTENT: &[&str] = &[
     "คำขอ",
     "सामग्री",
     "अनुरोध",
+    // An answer (hi): "सुरक्षा फ़िल्टर ने इस उत्तर को रोक दिया".
+    "उत्तर",
     // A request in fr, es, pt, it, tr, vi, pl, zh and ja ("Votre requête a été bloquée par notre
     // système de modération", "您的請求可能違反使用政策").
     "requête",
@@ -1770,6 +1793,13 @@ const SAFETY: &[&str] = &[
     "不安全",
     "审核",
     "審核",
+    // Review (zh-Hant), a safety filter (ja): "觸發了安全審查機制", "セーフティフィルタ".
+    "审查",
+    "審查",
+    "セーフティ",
+    // A safety filter (hi), prompts kept "safe for work".
+    "सुरक्षा फ़िल्टर",
+    "safe for work",
     // "input content audit failed" (iFlytek); "Failure to pass the risk control system".
     "audit",
     "risk control",
@@ -1900,6 +1930,14 @@ const SAFETY: &[&str] = &[
     "ينتهك",
     "סינון",
     "מסנן",
+    // A violation of the content policy (he, fa), words banned by moderation (id): "הפרת
+    // מדיניות התוכן", "نقض سیاست‌های محتوایی", "kata yang dilarang oleh moderasi".
+    "הפרת",
+    "מדיניות התוכן",
+    "نقض",
+    "kata yang dilarang",
+    "kata terlarang",
+    "konten terlarang",
     "בטיחות",
     "מזיק",
     "מפר",
@@ -2204,6 +2242,11 @@ const SHORT_WINDOW: &[&str] = &[
     "회/분",
     "每分钟",
     "每分鐘",
+    // This minute's, at the minute level: "本分钟的调用额度已用完", "接口分钟级调用配额".
+    "本分钟",
+    "本分鐘",
+    "分钟级",
+    "分鐘級",
     "毎分",
     "분당",
     // "1分あたりの上限（60回）", "每秒", "초당".
@@ -3555,6 +3598,9 @@ const REQUIRES: &[&str] = &[
     // incluído" (pt), "プロフェッショナルプラン以上でご利用いただけます" (a plan "or above").
     "需要",
     "以上で",
+    // "ご利用中のプランでは使用できません（Pro プラン以上が必要です）".
+    "以上が必要",
+    "では使用できません",
     "이상",
     "wymaga",
     "erfordert",
@@ -3684,6 +3730,9 @@ const GEO: &[&str] = &[
     "bölge",
     "khu vực",
     "wilayah",
+    // Malay's region, a geographic area in fa.
+    "rantau",
+    "جغرافیایی",
 ];
 
 /// Not served there.
@@ -3698,6 +3747,8 @@ const NOT_SERVED: &[&str] = &[
     "不可用",
     "サポートされていません",
     "지원되지 않",
+    // Not provided (ko): "현재 접속하신 지역에서는 제공되지 않습니다".
+    "제공되지 않",
     // Not offered or usable there ("This model can't be used from your country"), and not
     // available or supported in ar, fa, th, sw, es, pt, fr, it, tr, vi, id, ru.
     "cannot be used",
@@ -4765,8 +4816,10 @@ fn not_a_prompt_size(message: &str) -> bool {
         || ["try again in", "retry in", "retry after", "please wait"]
             .iter()
             .any(|t| has_phrase(message, t))
-        // "batch size ... should not be larger than 20": a count of inputs per call.
-        || has_phrase(message, "batch size")
+        // "batch size ... should not be larger than 20": a count of inputs per call; not
+        // llama.cpp's "physical batch size", the tokens of one input it takes at once ("input
+        // is too large to process. increase the physical batch size").
+        || (has_phrase(message, "batch size") && !has_phrase(message, "physical batch size"))
         // "prompt injection score 94 exceeds threshold": a guard's score, not a size.
         || has_phrase(message, "threshold")
         // "it looked too much like copyrighted text": a filter's verdict, not a size.
@@ -5303,6 +5356,9 @@ const REJECTED: &[&str] = &[
     "無効",
     "失敗",
     "유효하지 않",
+    // Not correct, failed (ko): "인증 실패: API 키가 올바르지 않습니다".
+    "올바르지 않",
+    "실패",
     "잘못된",
     "만료",
     "неверн",

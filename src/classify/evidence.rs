@@ -334,6 +334,35 @@ impl Evidence {
         if depth == 0 && !self.has_error_envelope && self.messages.is_empty() {
             self.read_buried_error(map);
         }
+        if depth == 0 && !self.has_error_envelope && self.messages.is_empty() {
+            self.read_home_grown(map);
+        }
+    }
+
+    /// A home-grown envelope, read when nothing else held an error: a field named for a code
+    /// that fails (`respCode`, `rtn_cd`, `rc`, `returnCode`, a `state` of `E102`, a `flag` of
+    /// `false`) beside one named for words (`respDesc`, `rtn_msg`, `rm`, `returnMessage`,
+    /// `desc`, `note`): `{"respCode": "6002", "respDesc": "商户账户可用额度不足"}`. The body says
+    /// it failed, so its sentences are read (`classify::evidence_of`), as under an error
+    /// status; where it has none, the words field's short text is the message. Its code, one
+    /// product's own, is not read as another provider's.
+    fn read_home_grown(&mut self, map: &Map<String, Value>) {
+        if map.contains_key("object") || !map.iter().any(|(k, v)| home_grown_failure(k, v)) {
+            return;
+        }
+        let words = map.iter().find_map(|(k, v)| match v {
+            Value::String(t) if words_key(k) && t.chars().any(char::is_alphabetic) => Some(t),
+            _ => None,
+        });
+        let Some(text) = words else {
+            return;
+        };
+        if map.values().filter_map(Value::as_str).any(is_sentence) {
+            self.said_failed = true;
+        } else {
+            self.has_error_envelope = true;
+            self.push_message(text);
+        }
     }
 
     /// An error object buried under keys no reader knows (`{"code": 0, "data": {"result":
@@ -738,7 +767,8 @@ impl Evidence {
             let message = ["resultMsg", "resultMessage"]
                 .iter()
                 .find_map(|k| map.get(*k).and_then(Value::as_str));
-            if let (false, Some(message)) = (success_code(&code) || says_succeeded(map), message) {
+            let succeeded = success_word(&code) || message.is_some_and(success_word);
+            if let (false, Some(message)) = (succeeded || says_succeeded(map), message) {
                 self.has_error_envelope = true;
                 self.push_code("resultCode", code);
                 self.push_message(message);
@@ -936,8 +966,22 @@ impl Evidence {
     /// 50000 exceeded for interval 1 day.", "detail": {"errorcode": "policies.ratelimit.
     /// QuotaViolation"}}}`. Its words only: the policy's code names the same "rate limit
     /// quota" whatever the interval.
-    fn read_fault(&mut self, map: &Map<String, Value>, _: usize) {
-        if let Some(Value::String(text)) = map.get("fault").and_then(|f| f.get("faultstring")) {
+    fn read_fault(&mut self, map: &Map<String, Value>, depth: usize) {
+        let Some(fault) = map.get("fault") else {
+            return;
+        };
+        // A proxy's `detail` beside it: the policy's `cause`, or the upstream's own body it
+        // passed on (`upstream_body`), read first, as they say more than the fault's string
+        // ("Upstream LLM error").
+        if let Some(Value::Object(detail)) = fault.get("detail") {
+            for key in ["upstream_body", "cause"] {
+                if let Some(Value::String(text)) = detail.get(key) {
+                    self.has_error_envelope = true;
+                    self.read_text(text, depth + 1);
+                }
+            }
+        }
+        if let Some(Value::String(text)) = fault.get("faultstring") {
             self.has_error_envelope = true;
             self.push_message(text);
         }
@@ -1508,6 +1552,8 @@ impl Evidence {
         for (text, alone) in [
             (envelope.get("param"), false),
             (envelope.get("reason"), alone),
+            // `{"ret": -2, "info": "帳戶已欠費停機"}`: a failing `ret`'s words.
+            (envelope.get("info"), alone),
             (envelope.get("cause"), false),
             (extensions.and_then(|e| e.get("reason")), false),
         ] {
@@ -1806,6 +1852,16 @@ impl Evidence {
             }
             None => message,
         };
+        // Bedrock heads the errors of the model it invoked with "The model returned the
+        // following errors: " ("... Provided S3Location not found"): the wrapper names a model
+        // whatever the error was about; the error is what follows.
+        let without_lead;
+        let message = if message.contains(BEDROCK_LEAD) {
+            without_lead = message.replace(BEDROCK_LEAD, "");
+            without_lead.as_str()
+        } else {
+            message
+        };
         // An SDK's exception named in the text (boto's "An error occurred (ThrottlingException)
         // when calling ...", Java's `...bedrockruntime.model.ThrottlingException: ...`): its
         // name is a code.
@@ -1942,6 +1998,62 @@ fn says_succeeded(map: &Map<String, Value>) -> bool {
             .any(|k| word(k))
 }
 
+/// A key without its case, `_` and `-` (`rtn_cd` as `rtncd`, `respCode` as `respcode`).
+fn key_letters(key: &str) -> String {
+    key.chars()
+        .filter(|c| !matches!(c, '_' | '-'))
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+/// Whether a field of a home-grown envelope is a code or a result flag that says the call
+/// failed: a number other than 0 and 200, a text that is no success (`"S"`, `"SUCCESS"`,
+/// `"0000"`, `"成功"`), or `false`.
+fn home_grown_failure(key: &str, value: &Value) -> bool {
+    let key = key_letters(key);
+    let code_key = key.ends_with("code")
+        || key.ends_with("cd")
+        || ["rc", "ret", "retcode", "state", "flag", "result"].contains(&key.as_str());
+    code_key
+        && match value {
+            Value::Number(n) => n.as_i64().is_some_and(|n| n != 0 && n != 200),
+            Value::String(s) => !success_word(s),
+            Value::Bool(flag) => !flag,
+            _ => false,
+        }
+}
+
+/// Whether a code or a result word says success: a success code, or `S`, `Y`, `done`,
+/// `成功`, `성공` and the like (`{"resultCode": "S", "resultMsg": "success"}`).
+fn success_word(text: &str) -> bool {
+    const SUCCESS: &[&str] = &[
+        "s",
+        "y",
+        "succeeded",
+        "done",
+        "completed",
+        "normal",
+        "true",
+        "成功",
+        "성공",
+        "正常",
+    ];
+    success_code(text) || SUCCESS.iter().any(|w| text.trim().eq_ignore_ascii_case(w))
+}
+
+/// Whether a field of a home-grown envelope is named for its words (`respDesc`, `rtn_msg`,
+/// `returnMessage`, `rm`, `note`).
+fn words_key(key: &str) -> bool {
+    let key = key_letters(key);
+    ["msg", "message", "desc", "description"]
+        .iter()
+        .any(|end| key.ends_with(end))
+        || ["rm", "note", "info"].contains(&key.as_str())
+}
+
+/// The words Bedrock puts before the errors of the model it invoked.
+const BEDROCK_LEAD: &str = "The model returned the following errors: ";
+
 /// `message` without LiteLLM's routing lines (`Received Model Group=...`, `Available Model
 /// Group Fallbacks=...`), when it has them.
 fn without_litellm_trailer(message: &str) -> Option<String> {
@@ -1971,7 +2083,7 @@ fn says_failed(map: &Map<String, Value>) -> bool {
                 // Failed or an error in ko, th, ar, vi, fr, it.
                 "실패", "ผิดพลาด", "خطأ", "فشل", "lỗi", "thất bại", "échec", "fallito",
                 // A request turned away (`{"status": "rejected", "reason": "nsfw", ...}`).
-                "rejected", "refused", "denied",
+                "rejected", "refused", "denied", "blocked",
             ]
                 .iter()
                 .any(|w| s.eq_ignore_ascii_case(w))
@@ -2760,6 +2872,8 @@ const STATUS_LABELS: &[&str] = &[
     "upstream returned ",
     "upstream ",
     "provider returned ",
+    // A request that failed with one ("Request failed with status 400").
+    "with status ",
     "got status ",
 ];
 
@@ -2803,7 +2917,13 @@ fn status_named_in(message: &str) -> Option<u16> {
         ) else {
             continue;
         };
-        if rest.starts_with(" status code") || STATUS_LABELS.iter().any(|l| head.ends_with(l)) {
+        // Whoever returned it, with its words after a colon ("kimi returned 400: Invalid
+        // request"); not a tally ("backend returned 429 then 402").
+        let returned = head.ends_with(" returned ") && rest.starts_with(':');
+        if rest.starts_with(" status code")
+            || returned
+            || STATUS_LABELS.iter().any(|l| head.ends_with(l))
+        {
             if let Some(status) = number.parse().ok().filter(|s| (400..=599).contains(s)) {
                 return Some(status);
             }
@@ -3164,7 +3284,10 @@ pub fn normalize(message: &str) -> String {
             '\u{ff08}' => '(',
             '\u{ff09}' => ')',
             c if c.is_whitespace() => ' ',
-            c => c.to_lowercase().next().unwrap_or(c),
+            c if c.is_ascii() => c.to_ascii_lowercase(),
+            // Arabic's short vowels and tanween, which writers add or leave out ("طويل جدًا").
+            '\u{064b}'..='\u{065f}' | '\u{0670}' => continue,
+            c => ascii_digit(c).unwrap_or_else(|| c.to_lowercase().next().unwrap_or(c)),
         };
         if c == ' ' {
             if space || out.is_empty() {
@@ -3185,6 +3308,23 @@ pub fn normalize(message: &str) -> String {
     } else {
         out.to_owned()
     }
+}
+
+/// The first digit (zero) of each script whose digits a message may state a number in:
+/// Arabic-Indic ("بعد ٢٣ ساعة"), Persian ("۱۸ ساعت دیگر"), the Indic scripts, Thai, Lao,
+/// Myanmar, Khmer and full-width ("５分钟"). Each block holds its ten digits in order.
+const DIGIT_ZEROS: &[u32] = &[
+    0x0660, 0x06f0, 0x0966, 0x09e6, 0x0a66, 0x0ae6, 0x0b66, 0x0be6, 0x0c66, 0x0ce6, 0x0d66, 0x0e50,
+    0x0ed0, 0x1040, 0x17e0, 0xff10,
+];
+
+/// A digit of another script as its ASCII digit, so that numbers read the same in any script.
+fn ascii_digit(c: char) -> Option<char> {
+    let code = u32::from(c);
+    DIGIT_ZEROS
+        .iter()
+        .find(|&&zero| (zero..zero + 10).contains(&code))
+        .and_then(|&zero| char::from_digit(code - zero, 10))
 }
 
 /// Negations written out ("isn't supported" as "is not supported", "can't" as "cannot"), so
@@ -3744,5 +3884,10 @@ mod tests {
             normalize("Tools AREN'T supported; I can't; it won’t; don't"),
             "tools are not supported; i cannot; it will not; do not"
         );
+        assert_eq!(
+            normalize("بعد ٢٣ ساعة، ۱۸ ساعت، २४ घंटे, ๕ นาที, ５分钟"),
+            "بعد 23 ساعة، 18 ساعت، 24 घंटे, 5 นาที, 5分钟"
+        );
+        assert_eq!(normalize("طويل جدًا"), "طويل جدا");
     }
 }

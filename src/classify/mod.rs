@@ -893,6 +893,7 @@ fn decisive_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
         "for non-payment",
         "余额不足",
         "欠费",
+        "欠費",
         "资源包余量已用尽",
         "账户余额",
         "请充值",
@@ -2548,6 +2549,11 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "not logged in",
                 "重新登录",
                 "重新登錄",
+                // Taiwan's sign-in ("登入逾時，請重新登入"); a WeChat-style access token timed out
+                // ("access_token 超时，请刷新后重试").
+                "重新登入",
+                "access_token 超时",
+                "access_token 超時",
                 // A token's time ran out (hi), not the call's.
                 "टोकन की समय सीमा",
                 "再ログイン",
@@ -2820,6 +2826,19 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
     if matched == "timeout" && concepts::request_fault_in(&evidence.messages).is_some() {
         return None;
     }
+    // "Failed to fetch image from https://...: Connection timeout", "Timeout while downloading
+    // url=...": the file the request points to did not come in time, not the model's answer;
+    // another model would fetch it no faster. Not under a timeout status, which says the call
+    // itself ran out of time ("Timed out waiting for the remote audio URL" at 408).
+    if class == ErrorClass::Timeout
+        && !matches!(status, 408 | 504 | 524)
+        && evidence.messages.iter().any(|m| fetch_of_file(m))
+    {
+        return Some((
+            ErrorClass::BadRequest,
+            format!("{phrase} fetching the request's file"),
+        ));
+    }
     let names_a_key = ["api key", "api-key", "x-api-key"].contains(&matched);
     if class == ErrorClass::Auth
         && ((status == 429 && names_a_key)
@@ -2881,6 +2900,28 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
         }
     }
     Some((class, phrase))
+}
+
+/// Whether a message speaks of fetching a file the request points to by its URL: a download,
+/// or a fetch of an image, a file or media (not a gateway's fetch of its upstream, which names
+/// none, nor a traceback's `_fetch_response` in `File "..."`).
+fn fetch_of_file(message: &str) -> bool {
+    const DOWNLOAD: &[&str] = &["download", "downloading"];
+    const FETCH: &[&str] = &["fetch", "fetching"];
+    const FILE: &[&str] = &[
+        "image",
+        "image_url",
+        "file",
+        "file_url",
+        "media",
+        "audio",
+        "video",
+        "document",
+    ];
+    let url = message.contains("http") || has_phrase(message, "url");
+    url && (DOWNLOAD.iter().any(|w| has_phrase(message, w))
+        || (FETCH.iter().any(|w| has_phrase(message, w))
+            && FILE.iter().any(|w| has_phrase(message, w))))
 }
 
 /// Whether a message speaks of the server's load, not the caller's requests: the server is
@@ -3586,6 +3627,8 @@ const LONG_WINDOW: &[&str] = &[
     "lifetime quota",
     "this week",
     "this month",
+    // "You've reached your write unit limit for the current month".
+    "current month",
     // "used its 1,000 calls for the month. The allowance comes back at the start of next month".
     "for the month",
     "next month",
@@ -3712,6 +3755,16 @@ const LONG_WINDOW: &[&str] = &[
     "รายเดือน",
     "ต่อวัน",
     "ต่อเดือน",
+    // Daily and monthly in Thai's other word, Filipino and Urdu ("โควตาประจำวัน", "libreng
+    // quota mo para sa araw na ito", "buwanang limitasyon", "آج کی مفت حد").
+    "ประจำวัน",
+    "ประจำเดือน",
+    "araw na ito",
+    "araw-araw",
+    "buwanang",
+    "bumalik ka bukas",
+    "آج کی",
+    "آج کا",
     "اليومي",
     "الشهري",
     "दैनिक",

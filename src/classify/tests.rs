@@ -10723,3 +10723,248 @@ fn filters_contexts_models_and_stops_in_nordic_and_other_european_words() {
         ),
     ]);
 }
+
+#[test]
+fn numbers_in_other_scripts_and_daily_words_in_more_languages_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Waits of hours in Arabic-Indic and Persian digits: a stop, not a rate.
+        (
+            429,
+            r#"{"error":{"message":"لقد استنفدت حصتك. حاول مرة أخرى بعد ١٢ ساعة."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            "سهمیه شما تمام شد؛ ۲۰ ساعت دیگر دوباره تلاش کنید.",
+            QuotaExhausted,
+        ),
+        // The same with seconds stays a wait.
+        (
+            429,
+            r#"{"error":{"message":"طلبات كثيرة. حاول مرة أخرى بعد ٣٠ ثانية."}}"#,
+            RateLimited,
+        ),
+        // Daily and monthly in Thai's other word, Filipino and Urdu, and "the current month".
+        (
+            429,
+            r#"{"message":"โควตาประจำวันของคุณหมดแล้ว"}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            "Naubos na ang buwanang quota ng account mo.",
+            QuotaExhausted,
+        ),
+        (429, "آج کا کوٹہ ختم ہو گیا ہے۔", QuotaExhausted),
+        (
+            429,
+            r#"{"error":{"code":"RESOURCE_EXHAUSTED","message":"Limit reached for the current month."}}"#,
+            QuotaExhausted,
+        ),
+    ]);
+}
+
+#[test]
+fn refusals_models_and_contexts_in_hebrew_persian_malay_and_cjk_words_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Refusals: a violation of the content policy (he, fa), banned words (id), a review
+        // (zh-Hant), a safety filter (ja, hi), prompts kept safe for work.
+        (
+            400,
+            "הבקשה נדחתה: הפרת מדיניות השימוש בתוכן.",
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"message":"محتوای درخواست نقض قوانین است."}"#,
+            ContentPolicy,
+        ),
+        (
+            422,
+            r#"{"detail":"Permintaan ditolak karena mengandung kata terlarang."}"#,
+            ContentPolicy,
+        ),
+        (400, "提示詞未通過審查，請修改後再試。", ContentPolicy),
+        (
+            400,
+            r#"{"error":{"message":"セーフティ機能により回答が停止されました。"}}"#,
+            ContentPolicy,
+        ),
+        (
+            400,
+            r#"{"error":"Please keep your prompt safe for work."}"#,
+            ContentPolicy,
+        ),
+        // Models: a region (ms), not enabled (he), retired (tr), not provided (ko), not in the
+        // list of usable models or being deployed (zh), a plan "or above" (ja).
+        (
+            400,
+            "Model ini tidak tersedia di rantau ini.",
+            ModelUnavailable,
+        ),
+        (
+            403,
+            r#"{"error":{"message":"המודל אינו מופעל בחשבון זה."}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            "Bu model kullanımdan kaldırılmıştır.",
+            ModelUnavailable,
+        ),
+        (
+            403,
+            "요청하신 모델은 이 지역에서 제공되지 않습니다.",
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"errcode":40013,"errmsg":"qwen-max 不在可用模型列表"}"#,
+            ModelUnavailable,
+        ),
+        (503, "模型正在部署，请稍后", ModelUnavailable),
+        (
+            403,
+            "このモデルは Team プラン以上が必要です。",
+            ModelUnavailable,
+        ),
+        // A context, with tanween and without its article (ar).
+        (
+            400,
+            r#"{"error":{"message":"النص طويل جدًا ويتخطى سعة سياق النموذج."}}"#,
+            ContextOverflow,
+        ),
+    ]);
+}
+
+#[test]
+fn home_grown_envelopes_sign_ins_and_minute_allowances_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A failing `ret` with its words in `info`; a `status` of "blocked".
+        (
+            200,
+            r#"{"ret":-7,"info":"账号欠費，服务已停止"}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"ret":12,"info":"内容含违规信息，已拦截"}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"status":"blocked","message":"That prompt was not safe for work."}"#,
+            ContentPolicy,
+        ),
+        // Home-grown envelopes: a field named for a code that fails, words beside it.
+        (
+            200,
+            r#"{"respCode":"7011","respDesc":"账户余额不足"}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"rc":"Q12","rm":"too many calls this minute, slow down"}"#,
+            RateLimited,
+        ),
+        (
+            200,
+            r#"{"flag":false,"note":"request text exceeds the model's context window"}"#,
+            ContextOverflow,
+        ),
+        (
+            200,
+            r#"{"rtn_cd":"E77","rtn_msg":"인증 실패: API 키가 올바르지 않습니다"}"#,
+            Auth,
+        ),
+        // A proxy's fault with the upstream's own body, or the policy's cause, in its detail.
+        (
+            429,
+            r#"{"fault":{"faultstring":"Upstream model error","detail":{"errorcode":"proxy.upstream.Error","upstream_body":"{\"error\":{\"message\":\"Your credit balance is too low.\",\"type\":\"invalid_request_error\"}}"}}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"fault":{"faultstring":"Target returned RESOURCE_EXHAUSTED","detail":{"errorcode":"target.Error","cause":"Quota exceeded for metric 'requests per day' of the project."}}}"#,
+            QuotaExhausted,
+        ),
+        // ... and their successes.
+        (
+            200,
+            r#"{"resultCode":"S","resultMsg":"success","data":{"text":"Rate limits explained."}}"#,
+            Ok,
+        ),
+        (
+            200,
+            r#"{"respCode":"0000","respDesc":"ok","data":{"answer":"Your quota resets monthly."}}"#,
+            Ok,
+        ),
+        // A sign-in or an access token timed out is a credential, not a call's time.
+        (401, "登入已逾時，請重新登入後再試。", Auth),
+        (
+            200,
+            r#"{"errcode":42001,"errmsg":"access_token 超时"}"#,
+            Auth,
+        ),
+        // This minute's allowance, at the minute level: a wait.
+        (429, r#"{"msg":"本分钟额度已用完"}"#, RateLimited),
+        (
+            200,
+            r#"{"errcode":45009,"errmsg":"分钟级配额已用完，请稍后"}"#,
+            RateLimited,
+        ),
+        // A subscription paused over a payment (ko).
+        (
+            403,
+            "결제 실패로 서비스가 일시 정지되었습니다.",
+            QuotaExhausted,
+        ),
+    ]);
+}
+
+#[test]
+fn files_fetched_by_url_that_time_out_and_wrapped_statuses_are_request_faults() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // The caller's file did not come in time: no model fetches it faster.
+        (
+            400,
+            r#"{"error":{"message":"Timeout while fetching image from https://cdn.example.net/a.png"}}"#,
+            BadRequest,
+        ),
+        (
+            500,
+            r#"{"error":{"message":"Downloading https://files.example.org/doc.pdf timed out after 20s"}}"#,
+            BadRequest,
+        ),
+        // A gateway's own wait for its upstream, and a traceback's `_fetch_response`, stay
+        // timeouts.
+        (504, r#"{"error":{"message":"Timed out fetching https://api.example.com/v1/chat/completions"}}"#, Timeout),
+        (
+            500,
+            "File \"/app/agents/models.py\", line 291, in _fetch_response\nopenai.APITimeoutError: Request timed out.",
+            Timeout,
+        ),
+        // An upstream's status named by whoever returned it, inside a gateway's 502.
+        (
+            502,
+            r#"{"error":{"message":"moonshot returned 400: invalid temperature","type":"invalid_request_error"}}"#,
+            BadRequest,
+        ),
+        // Bedrock's lead names a model whatever the error was about.
+        (
+            400,
+            r#"{"message":"The model returned the following errors: Provided S3Location not found"}"#,
+            BadRequest,
+        ),
+        // llama.cpp's physical batch: the input's tokens, not a count of inputs.
+        (
+            500,
+            r#"{"error":{"code":500,"message":"input is too large to process. increase the physical batch size","type":"server_error"}}"#,
+            ContextOverflow,
+        ),
+    ]);
+}

@@ -299,6 +299,30 @@ CASES = [
     ("acme-3", 400, {}, {"erreur": "Ce mod\u00e8le a \u00e9t\u00e9 d\u00e9pr\u00e9ci\u00e9 et n'est plus servi."}, "model_unavailable", None, True),
     ("acme-3", 429, {}, {"fehler": "Ihr Freikontingent ist ausgesch\u00f6pft."}, "quota_exhausted", None, True),
     ("acme-3", 400, {}, {"feil": "Inndata overskrider kontekstlengde."}, "context_overflow", None, True),
+    # The session of 2026-12-07 (fifteenth): a limit that resets in 20 hours written in
+    # Arabic-Indic digits (429: a stop); today's count used up in Thai's other word for daily; a
+    # content policy violated in Hebrew; a model not provided in this region (Korean, 403); a
+    # model being deployed (503); a sign-in timed out (Taiwan), a credential, not a call's time;
+    # this minute's allowance spent (a wait, not a stop); the caller's image fetched too slowly (a
+    # bad request, not a timeout); an upstream's 400 named by whoever returned it inside a 502;
+    # Bedrock's lead ("The model returned the following errors") over a missing S3 object;
+    # llama.cpp's physical batch (the input's tokens); a proxy's fault carrying the upstream's
+    # credit stop in `detail.upstream_body`; a home-grown envelope (`respCode`, `respDesc`) under
+    # a 500; a subscription paused over a failed payment (Korean, 403).
+    ("acme-3", 429, {}, {"error": {"message": "\u062a\u0645 \u0627\u0644\u0648\u0635\u0648\u0644 \u0625\u0644\u0649 \u0627\u0644\u062d\u062f. \u0623\u0639\u062f \u0627\u0644\u0645\u062d\u0627\u0648\u0644\u0629 \u0628\u0639\u062f \u0662\u0660 \u0633\u0627\u0639\u0629."}}, "quota_exhausted", None, True),
+    ("acme-3", 429, {}, {"message": "\u0e43\u0e0a\u0e49\u0e04\u0e23\u0e1a 100 \u0e04\u0e23\u0e31\u0e49\u0e07\u0e1b\u0e23\u0e30\u0e08\u0e33\u0e27\u0e31\u0e19\u0e41\u0e25\u0e49\u0e27 \u0e23\u0e35\u0e40\u0e0b\u0e47\u0e15\u0e40\u0e17\u0e35\u0e48\u0e22\u0e07\u0e04\u0e37\u0e19"}, "quota_exhausted", None, True),
+    ("acme-3", 400, {}, "\u05d4\u05d1\u05e7\u05e9\u05d4 \u05e0\u05d3\u05d7\u05ea\u05d4: \u05d4\u05e4\u05e8\u05ea \u05de\u05d3\u05d9\u05e0\u05d9\u05d5\u05ea \u05d4\u05e9\u05d9\u05de\u05d5\u05e9 \u05d1\u05ea\u05d5\u05db\u05df.", "content_policy", None, True),
+    ("acme-3", 403, {}, "\uc694\uccad\ud558\uc2e0 \ubaa8\ub378\uc740 \uc774 \uc9c0\uc5ed\uc5d0\uc11c \uc81c\uacf5\ub418\uc9c0 \uc54a\uc2b5\ub2c8\ub2e4.", "model_unavailable", None, True),
+    ("acme-3", 503, {}, "\u6a21\u578b qwen3-max \u6b63\u5728\u90e8\u7f72\uff0c\u8bf7\u7a0d\u540e\u518d\u8bd5", "model_unavailable", None, True),
+    ("acme-3", 401, {}, "\u767b\u5165\u5df2\u903e\u6642\uff0c\u8acb\u91cd\u65b0\u767b\u5165\u5f8c\u518d\u8a66\u3002", "auth", None, True),
+    ("acme-3", 429, {}, {"msg": "\u672c\u5206\u949f\u989d\u5ea6\u5df2\u7528\u5b8c"}, "rate_limited", None, False),
+    ("acme-3", 400, {}, {"error": {"message": "Timeout while fetching image from https://cdn.example.net/a.png"}}, "bad_request", None, True),
+    ("acme-3", 502, {}, {"error": {"message": "moonshot returned 400: invalid temperature", "type": "invalid_request_error"}}, "bad_request", None, True),
+    ("acme-3", 400, {}, {"message": "The model returned the following errors: Provided S3Location not found"}, "bad_request", None, True),
+    ("acme-3", 500, {}, {"error": {"code": 500, "message": "input is too large to process. increase the physical batch size", "type": "server_error"}}, "context_overflow", None, True),
+    ("acme-3", 429, {}, {"fault": {"faultstring": "Upstream model error", "detail": {"errorcode": "proxy.upstream.Error", "upstream_body": "{\"error\":{\"message\":\"Your credit balance is too low.\",\"type\":\"invalid_request_error\"}}"}}}, "quota_exhausted", None, True),
+    ("acme-3", 500, {}, {"respCode": "7011", "respDesc": "\u8d26\u6237\u4f59\u989d\u4e0d\u8db3"}, "quota_exhausted", None, True),
+    ("acme-3", 403, {}, "\uacb0\uc81c \uc2e4\ud328\ub85c \uc11c\ube44\uc2a4\uac00 \uc77c\uc2dc \uc815\uc9c0\ub418\uc5c8\uc2b5\ub2c8\ub2e4.", "quota_exhausted", None, True),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
