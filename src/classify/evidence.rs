@@ -2007,8 +2007,9 @@ fn key_letters(key: &str) -> String {
 }
 
 /// Whether a field of a home-grown envelope is a code or a result flag that says the call
-/// failed: a number other than 0 and 200, a text that is no success (`"S"`, `"SUCCESS"`,
-/// `"0000"`, `"成功"`), or `false`.
+/// failed: a number other than 0 and 200, a code with a digit (`"E102"`, not `"0000"`) or in
+/// capitals joined by `-` or `_` (`"AX-QUOTA"`), or `false`. A word is no error code
+/// (`"languageCode": "en"`, `"currencyCode": "USD"`, a job's `"state": "queued"`).
 fn home_grown_failure(key: &str, value: &Value) -> bool {
     let key = key_letters(key);
     let code_key = key.ends_with("code")
@@ -2017,7 +2018,14 @@ fn home_grown_failure(key: &str, value: &Value) -> bool {
     code_key
         && match value {
             Value::Number(n) => n.as_i64().is_some_and(|n| n != 0 && n != 200),
-            Value::String(s) => !success_word(s),
+            Value::String(s) => {
+                let digit = s.bytes().any(|b| b.is_ascii_digit());
+                let joined = s.bytes().any(|b| b == b'-' || b == b'_')
+                    && s.bytes().all(|b| {
+                        b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'-' || b == b'_'
+                    });
+                (digit || joined) && !success_code(s)
+            }
             Value::Bool(flag) => !flag,
             _ => false,
         }

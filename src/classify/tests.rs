@@ -10902,6 +10902,23 @@ fn home_grown_envelopes_sign_ins_and_minute_allowances_are_read() {
             r#"{"respCode":"0000","respDesc":"ok","data":{"answer":"Your quota resets monthly."}}"#,
             Ok,
         ),
+        // A code in capitals joined by `-` fails; a word is no error code (a job's state, a
+        // language).
+        (
+            200,
+            r#"{"rsltCd":"AX-QUOTA","rsltMsg":"이번 달 토큰 할당량을 모두 사용했습니다."}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"state":"queued","message":"Your video is being generated, check back soon."}"#,
+            Ok,
+        ),
+        (
+            200,
+            r#"{"languageCode":"en","description":"The text, translated into plain English words."}"#,
+            Ok,
+        ),
         // A sign-in or an access token timed out is a credential, not a call's time.
         (401, "登入已逾時，請重新登入後再試。", Auth),
         (
@@ -10948,7 +10965,13 @@ fn files_fetched_by_url_that_time_out_and_wrapped_statuses_are_request_faults() 
             "File \"/app/agents/models.py\", line 291, in _fetch_response\nopenai.APITimeoutError: Request timed out.",
             Timeout,
         ),
-        // An upstream's status named by whoever returned it, inside a gateway's 502.
+        // An upstream's status named by whoever returned it, inside a gateway's 502, or by the
+        // request that failed with it.
+        (
+            500,
+            r#"{"error":{"message":"Upstream request failed with status 429"}}"#,
+            RateLimited,
+        ),
         (
             502,
             r#"{"error":{"message":"moonshot returned 400: invalid temperature","type":"invalid_request_error"}}"#,
