@@ -333,9 +333,10 @@ impl Evidence {
         self.read_completion(map);
         if depth == 0 && !self.has_error_envelope && self.messages.is_empty() {
             self.read_buried_error(map);
-        }
-        if depth == 0 && !self.has_error_envelope && self.messages.is_empty() {
-            self.read_home_grown(map);
+            // Only where no buried error was found either.
+            if !self.has_error_envelope && self.messages.is_empty() {
+                self.read_home_grown(map);
+            }
         }
     }
 
@@ -1998,12 +1999,23 @@ fn says_succeeded(map: &Map<String, Value>) -> bool {
             .any(|k| word(k))
 }
 
-/// A key without its case, `_` and `-` (`rtn_cd` as `rtncd`, `respCode` as `respcode`).
-fn key_letters(key: &str) -> String {
-    key.chars()
-        .filter(|c| !matches!(c, '_' | '-'))
-        .map(|c| c.to_ascii_lowercase())
-        .collect()
+/// A key's bytes without `_` and `-`, ASCII lowercased (`rtn_cd` as `rtncd`, `respCode` as
+/// `respcode`), compared without allocating: this runs on every success body's keys.
+fn key_letters(key: &str) -> impl DoubleEndedIterator<Item = u8> + '_ {
+    key.bytes()
+        .filter(|b| !matches!(b, b'_' | b'-'))
+        .map(|b| b.to_ascii_lowercase())
+}
+
+/// Whether a key's letters (`key_letters`) end with `suffix` (lowercase ASCII).
+fn key_ends_with(key: &str, suffix: &str) -> bool {
+    let mut letters = key_letters(key).rev();
+    suffix.bytes().rev().all(|b| letters.next() == Some(b))
+}
+
+/// Whether a key's letters (`key_letters`) are one of `words` (lowercase ASCII).
+fn key_is(key: &str, words: &[&str]) -> bool {
+    words.iter().any(|w| key_letters(key).eq(w.bytes()))
 }
 
 /// Whether a field of a home-grown envelope is a code or a result flag that says the call
@@ -2011,10 +2023,9 @@ fn key_letters(key: &str) -> String {
 /// capitals joined by `-` or `_` (`"AX-QUOTA"`), or `false`. A word is no error code
 /// (`"languageCode": "en"`, `"currencyCode": "USD"`, a job's `"state": "queued"`).
 fn home_grown_failure(key: &str, value: &Value) -> bool {
-    let key = key_letters(key);
-    let code_key = key.ends_with("code")
-        || key.ends_with("cd")
-        || ["rc", "ret", "retcode", "state", "flag", "result"].contains(&key.as_str());
+    let code_key = key_ends_with(key, "code")
+        || key_ends_with(key, "cd")
+        || key_is(key, &["rc", "ret", "retcode", "state", "flag", "result"]);
     code_key
         && match value {
             Value::Number(n) => n.as_i64().is_some_and(|n| n != 0 && n != 200),
@@ -2052,11 +2063,10 @@ fn success_word(text: &str) -> bool {
 /// Whether a field of a home-grown envelope is named for its words (`respDesc`, `rtn_msg`,
 /// `returnMessage`, `rm`, `note`).
 fn words_key(key: &str) -> bool {
-    let key = key_letters(key);
     ["msg", "message", "desc", "description"]
         .iter()
-        .any(|end| key.ends_with(end))
-        || ["rm", "note", "info"].contains(&key.as_str())
+        .any(|end| key_ends_with(key, end))
+        || key_is(key, &["rm", "note", "info"])
 }
 
 /// The words Bedrock puts before the errors of the model it invoked.
