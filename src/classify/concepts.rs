@@ -276,6 +276,12 @@ const BILLING: &[&str] = &[
     "ব্যালেন্স",
     "بیلنس",
     "बकाया",
+    // Debt (sw), money (so).
+    "deni",
+    "lacagta",
+    // A charge or an invoice (pt, es).
+    "cobrança",
+    "cobranza",
 ];
 
 /// Running out.
@@ -389,7 +395,9 @@ const SHORTAGE: &[&str] = &[
     "неактив",
     // es, pt, fr, de, it, id, tr, vi, pl, uk, th, ar, hi.
     "insuficiente",
+    "insuficientes",
     "insuffisant",
+    "insuffisants",
     "unzureichend",
     "nicht ausreichend",
     "insufficiente",
@@ -548,6 +556,25 @@ const SHORTAGE: &[&str] = &[
     "ناکافی",
     "khatam",
     "khatm",
+    // Finished or unpaid in mn, so, sw.
+    "дууссан",
+    "dhammaatay",
+    "halijalipwa",
+    "haijalipwa",
+    // Without a balance or credit, a subscription inactive, a charge pending, a payment problem\n(pt, es, en: "Contrato sem saldo de créditos", "Assinatura inativa. Regularize a cobrança\npendente", "problema con el método de pago").
+    "sem saldo",
+    "sin saldo",
+    "sem crédito",
+    "sem créditos",
+    "sin crédito",
+    "sin créditos",
+    "inativa",
+    "inactiva",
+    "pendente",
+    "payment issue",
+    "payment problem",
+    "problema con el método de pago",
+    "problema com o método de pagamento",
 ];
 
 /// What a model is called.
@@ -594,6 +621,13 @@ const MODEL: &[&str] = &[
     "ಮಾಡೆಲ್",
     "മോഡൽ",
     "ମଡେଲ",
+    // Model in xh/zu, rw, ne, si, lo, my.
+    "imodeli",
+    "moderi",
+    "मोडेल",
+    "මාදිලිය",
+    "ໂມເດວ",
+    "မော်ဒယ်",
 ];
 
 /// More languages' words for a model (sv/no/da definite, ro, fi, el, bn, mr, tr), asked only
@@ -1045,6 +1079,17 @@ const MISSING: &[&str] = &[
     "kullanımdan kaldırılmıştır",
     "امکان‌پذیر نیست",
     "امکان پذیر نیست",
+    // Not found in xh, zu, rw, ne, si, lo.
+    "ayifumanekanga",
+    "ayitholakalanga",
+    "ntiyabonetse",
+    "फेला परेन",
+    "සොයාගත නොහැක",
+    "ບໍ່ພົບ",
+    // Not available (es, pt), unless for now (FOR_NOW).
+    "no disponible",
+    "não disponível",
+    "indisponível",
 ];
 
 /// What is too large when a prompt does not fit.
@@ -2383,6 +2428,24 @@ fn long_words(message: &str, from: usize, to: usize) -> usize {
     })
 }
 
+/// Whether the words from `from` to `at` are a subject and the verb before a state said of it,
+/// in one clause: "the resource pack for kling-v2-1 video generation is depleted", "Your
+/// quota for this month has been used up". The subject's words may run longer there than
+/// between two words of a concept otherwise.
+fn predicated(message: &str, from: usize, at: usize) -> bool {
+    const VERBS: &[&str] = &["is ", "are ", "was ", "were ", "has been ", "have been "];
+    message.get(from..at).is_some_and(|gap| {
+        VERBS
+            .iter()
+            .any(|v| gap.strip_suffix(v).is_some_and(|g| g.ends_with(' ')))
+            && !gap.contains([',', ';', ':', '('])
+            // "the budget of 512 ... and truncation is disabled": another clause's subject.
+            && ![" and ", " or ", " but ", " which ", " that ", " while "]
+                .iter()
+                .any(|w| gap.contains(w))
+    })
+}
+
 /// Whether a sentence ends between two words ("Budget 0 is invalid. This model only works in
 /// thinking mode": the model is not what is invalid).
 fn sentence_ends(message: &str, from: usize, to: usize) -> bool {
@@ -2440,7 +2503,8 @@ fn near<'a>(message: &str, a: &'a [&'a str], b: &'a [&'a str]) -> Option<(&'a st
                             let span = to - from;
                             let most = NEAR + wa.len().max(wb.len());
                             let close = span <= most
-                                || span <= 4 * NEAR && span - long_words(message, from, to) <= most;
+                                || span <= 4 * NEAR && span - long_words(message, from, to) <= most
+                                || (*i < j && span <= 2 * NEAR && predicated(message, from, j));
                             close && !sentence_ends(message, from, to)
                         })
                         .map(|(wa, _)| (*wa, wb))
@@ -2768,6 +2832,12 @@ const FOR_NOW: &[&str] = &[
     "sementara tidak tersedia",
     "chwilowo niedostępn",
     "временно недоступ",
+    // Not available at the moment (es, pt).
+    "momentáneamente no disponible",
+    "no disponible temporalmente",
+    "no disponible en este momento",
+    "não disponível no momento",
+    "indisponível no momento",
 ];
 
 /// A model said to be unavailable, with no word that it is for now ("Upstream request failed:
@@ -2830,6 +2900,10 @@ const CONCURRENT: &[&str] = &[
     "previous message to finish",
     "previous request to finish",
     "current reply to finish",
+    // "Number of batch requests in the processing queue exceeds the limit ... Wait for some\nin-progress batches to end": plural, and a queue of work in flight.
+    "in-progress batches",
+    "in_progress batches",
+    "processing queue",
 ];
 
 /// Asking again.
@@ -3014,6 +3088,9 @@ const DAYS_LATER: &[&str] = &[
     "ನಾಳೆ",
     "നാളെ",
     "ଆସନ୍ତାକାଲି",
+    // Tomorrow in yo, rw.
+    "ọ̀la",
+    "ejo",
 ];
 
 /// A retry a day or more away ("请下周重试", "try again tomorrow"): no wait helps the request.
@@ -3163,9 +3240,32 @@ pub fn model_missing(message: &str) -> Option<String> {
         }
     }
     model_lacks_capability(message)
+        .or_else(|| model_field_choices(message))
         .or_else(|| model_needs_plan(message))
         .or_else(|| model_terms_unaccepted(message))
         .or_else(|| model_id_gone(message))
+}
+
+/// A validator's check of the `model` field against the models served ("model: Input should
+/// be 'bulbul:v2', 'bulbul:v3' or 'bulbul:v4-flash'", "body.model : Value error, Input
+/// 'sarvam-nope' should be one of sarvam-105b, ..."): the model asked for is not one of them;
+/// another serves. Not a check of its type ("model: Input should be a valid string").
+fn model_field_choices(message: &str) -> Option<String> {
+    const CHOICES: &[&str] = &[
+        "should be one of",
+        "must be one of",
+        "should be '",
+        "should be \"",
+    ];
+    word_offsets(message, "model").find_map(|at| {
+        let rest = message.get(at + "model".len()..)?.trim_start_matches(' ');
+        let line = rest.strip_prefix(':')?.split('\n').next()?;
+        let choice = CHOICES.iter().find(|c| line.contains(*c))?;
+        Some(format!(
+            "concept model field + \"{}\"",
+            choice.trim_end_matches(['\'', '"'])
+        ))
+    })
 }
 
 /// A model named only by its id, gone ("Jurassic-2 Ultra was retired", "command-nightly has
@@ -3733,6 +3833,8 @@ const GEO: &[&str] = &[
     // Malay's region, a geographic area in fa.
     "rantau",
     "جغرافیایی",
+    // Region in my.
+    "ဒေသ",
 ];
 
 /// Not served there.
@@ -3765,6 +3867,8 @@ const NOT_SERVED: &[&str] = &[
     "không khả dụng",
     "tidak tersedia",
     "недоступ",
+    // Cannot be used in my.
+    "အသုံးမပြုနိုင်",
 ];
 
 /// What a caller is allowed.
@@ -3917,6 +4021,18 @@ const ALLOWANCE: &[&str] = &[
     "حد",
     "কোটা",
     "সীমা",
+    // A plan's package (mn: "Сарын багцын токен дууссан"), limit (sw, ha, zu, rw, so).
+    "багц",
+    "iyaka",
+    "iyakar",
+    "umkhawulo",
+    "umupaka",
+    "xadka",
+    // A prepaid resource pack or package (Kling: "The resource pack for kling-v2-1 video generation is depleted or expired").
+    "resource pack",
+    "resource packs",
+    "resource package",
+    "resource packages",
 ];
 
 /// Used up.
@@ -4106,6 +4222,9 @@ const USED_UP: &[&str] = &[
     "khatam",
     "khatm",
     "use ho chuke",
+    // Finished in mn, so.
+    "дууссан",
+    "dhammaatay",
 ];
 
 /// Words of a rate: "Rate limit reached for requests" is a rate limit, however it is worded.
@@ -4187,6 +4306,13 @@ const RATE: &[&str] = &[
     "동시 요청",
     "동시 실행",
     "동시 접속",
+    // A spacing between calls ("Aguarde 3 segundos entre mensagens").
+    "between messages",
+    "between requests",
+    "entre mensagens",
+    "entre mensajes",
+    "entre solicitudes",
+    "entre requisições",
 ];
 
 /// An allowance used up ("usage limit reached", "quota exceeded", "次数已用完"), when no message
@@ -4206,7 +4332,14 @@ fn used_up_in(messages: &[String], family: &[&str], name: &str) -> Option<String
 fn used_in(messages: &[String], family: &[&str], used: &[&str], name: &str) -> Option<String> {
     // "Maximum content size limit (26214400) exceeded (26843611 bytes read)": a body's size;
     // "exceeded retry limit, last status: 503": a client's own retries.
-    const SIZE_LIMIT: &[&str] = &["size limit", "bytes", "retry limit"];
+    // "container exceeded memory limit of 32768 MiB": a machine's memory.
+    const SIZE_LIMIT: &[&str] = &[
+        "size limit",
+        "bytes",
+        "retry limit",
+        "memory limit",
+        "memory",
+    ];
     let rate = |m: &String| {
         speaks_of_rate(m) || first(m, CONCURRENT).is_some() || first(m, SIZE_LIMIT).is_some()
     };
@@ -4644,7 +4777,9 @@ pub fn too_large(message: &str) -> Option<String> {
     // validated, not what is large; a prompt too large names its `inputs` ("`inputs` tokens +
     // `max_new_tokens` must be <= 4096").
     if let Some(rest) = message.strip_prefix("input validation error") {
-        return has_phrase(rest, "inputs")
+        return ["inputs", "prompt", "max_model_len"]
+            .iter()
+            .any(|w| has_phrase(rest, w))
             .then(|| too_large(rest))
             .flatten();
     }
@@ -5155,6 +5290,14 @@ fn refused_alone(message: &str) -> Option<String> {
         "copyrighted",
         "trust & safety",
         "trust and safety",
+        // Content rules or policy in ha, zu, xh, rw, uz, km.
+        "ƙa'idojin abun ciki",
+        "inqubomgomo yokuqukethwe",
+        "umgaqo-nkqubo womxholo",
+        "amabwiriza agenga ibirimo",
+        "kontent siyosatini",
+        "kontent siyosati",
+        "គោលការណ៍ខ្លឹមសារ",
     ];
     const CALLER: &[&str] = &[
         "account",
@@ -5773,6 +5916,11 @@ pub fn model_permission_denied(message: &str) -> Option<String> {
         "未開通",
         "не подключена",
         "нет доступа",
+        // Access denied, restricted (pt, es: "Acesso negado ao modelo", "Modelo restrito").
+        "acesso negado",
+        "acceso denegado",
+        "restrito",
+        "restringido",
         "no tienes acceso",
         "no tiene acceso",
         "não tem acesso",

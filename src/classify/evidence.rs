@@ -1333,6 +1333,11 @@ impl Evidence {
                 self.has_error_envelope = true;
                 self.push_code("status", "timed_out".to_owned());
             }
+            // Blip's `{"status": "failure", "reason": {"code": 67, "description": "..."}}`.
+            if let Some(Value::Object(reason)) = map.get("reason") {
+                self.has_error_envelope = true;
+                self.read_error_object(reason, depth);
+            }
         }
     }
 
@@ -2245,6 +2250,8 @@ const LOCAL_ERROR_KEYS: &[&str] = &[
     "xato",
     "xəta",
     "қате",
+    // sw
+    "kosa",
 ];
 
 /// "Code" in those languages.
@@ -2310,6 +2317,18 @@ const LOCAL_MESSAGE_KEYS: &[&str] = &[
     // uz, kk.
     "xabar",
     "хабар",
+    // The detail or cause beside the error's words (pt, es, fr, it): `{"erro": "Requisição
+    // inválida", "detalhe": "This model's maximum context length is 16385 tokens. ..."}`.
+    "detalhe",
+    "detalhes",
+    "detalle",
+    "detalles",
+    "causa",
+    "motivo",
+    "détail",
+    "dettaglio",
+    // sw
+    "ujumbe",
 ];
 
 /// Error envelopes, each a provider's or a family's, read in this order (the first code and

@@ -1471,6 +1471,10 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
         "提供を終了",
         "停止服务",
         "停止服務",
+        // Still starting ("NIM is still starting: downloading model profile ..."): it is
+        // being loaded.
+        "still starting",
+        "downloading model",
         // Still loading ("モデル 'x' を読み込み中です", "模型加载中").
         "読み込み中",
         "ロード中",
@@ -1495,6 +1499,11 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
         "no upstream channel",
         "no channel serves",
         "无可用渠道",
+        // No available channel (es, pt): "No hay canales disponibles para el modelo x".
+        "no hay canales disponibles",
+        "sin canales disponibles",
+        "não há canais disponíveis",
+        "nenhum canal disponível",
         "deployment for this resource does not exist",
         "model not exist",
         "location is not supported",
@@ -1514,8 +1523,11 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
         "scaled to zero",
         "is sleeping",
     ];
+    // "has no remaining credits. Deployments have been scaled to zero": the stop is why.
     if let Some(p) = phrase_in(evidence, ALONE) {
-        return Some((ErrorClass::ModelUnavailable, p));
+        if concepts::quota_in(&evidence.messages).is_none() {
+            return Some((ErrorClass::ModelUnavailable, p));
+        }
     }
     if let Some(p) = evidence.messages.iter().find_map(|m| {
         concepts::geo_blocked(m)
@@ -1569,11 +1581,18 @@ fn named_model_refused(message: &str) -> Option<String> {
         " is not supported",
         " not supported",
         " is unsupported",
+        " is not enabled",
     ];
-    if !(pairs::may_hold(message, "not allowed") || pairs::may_hold(message, "supported")) {
+    if !["not allowed", "supported", "not enabled"]
+        .iter()
+        .any(|p| pairs::may_hold(message, p))
+    {
         return None;
     }
-    message.match_indices("model ").find_map(|(i, p)| {
+    // "model X", or a field's label ("model: X", "model_id: X", "model id X").
+    const LABELS: &[&str] = &["model ", "model: ", "model_id: ", "model id "];
+    let mut labelled = LABELS.iter().flat_map(|label| message.match_indices(label));
+    labelled.find_map(|(i, p)| {
         let rest = message.get(i + p.len()..)?;
         let (name, after) = match rest.chars().next() {
             // Quoted, or in parentheses ("the requested base model (auto) is not allowed").
@@ -2111,13 +2130,24 @@ fn specific_code(evidence: &Evidence, now_unix_ms: u64, status: u16) -> Option<D
     None
 }
 
-/// A quota violation whose limit is zero ("Quota exceeded for metric: x, limit: 0"); not a
-/// usage count ("Minute limit: 0 / 1600000 tokens").
+/// A quota violation whose limit is zero ("Quota exceeded for metric: x, limit: 0", "The
+/// following quotas are exceeded: ... Quota 'custom_model_serving_nvidia_h100_gpus' has limit
+/// 0 in region europe-west4"); not a usage count ("Minute limit: 0 / 1600000 tokens") nor a
+/// fraction ("limit: 0.5").
 fn granted_none(message: &str) -> bool {
-    phrase_offsets(message, "limit: 0").any(|at| {
-        let rest = message.get(at + "limit: 0".len()..).unwrap_or("");
-        !rest.trim_start().starts_with('/') && !rest.starts_with('.')
-    }) && has_phrase(message, "quota exceeded")
+    const ZERO: &[&str] = &["limit: 0", "has limit 0", "limit of 0"];
+    let zero = ZERO.iter().any(|z| {
+        phrase_offsets(message, z).any(|at| {
+            let rest = message.get(at + z.len()..).unwrap_or("");
+            let fraction = rest
+                .strip_prefix('.')
+                .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()));
+            !rest.trim_start().starts_with('/') && !fraction
+        })
+    });
+    zero && ["quota exceeded", "quotas are exceeded", "quota is exceeded"]
+        .iter()
+        .any(|q| has_phrase(message, q))
 }
 
 /// Google's free-tier request quota named with a limit above any free tier's requests per
@@ -2706,6 +2736,10 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 "cpu time",
                 "back to us in time",
                 "deadline ran out",
+                // The wait for an answer ran out (rw, sw: "Igihe cyo gutegereza igisubizo
+                // cyarangiye", "Muda umeisha").
+                "gutegereza igisubizo",
+                "muda umeisha",
             ],
             ErrorClass::Timeout,
         ),
@@ -3942,6 +3976,20 @@ const LONG_WINDOW: &[&str] = &[
     "aylıq",
     "ամսական",
     "నెలవారీ",
+    // Today (yo), this month and next month (ha), of the month (zu), every day (rw).
+    "fún òní",
+    "wannan wata",
+    "wata mai zuwa",
+    "wenyanga",
+    "ngenyanga",
+    "buri munsi",
+    // Daily and monthly, plural (es, pt).
+    "diarias",
+    "diarios",
+    "diárias",
+    "diários",
+    "mensuales",
+    "mensais",
 ];
 
 /// A window of three hours or more stated as a number and a unit ("5-hour", "5 hours", "5h",

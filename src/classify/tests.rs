@@ -10991,3 +10991,228 @@ fn files_fetched_by_url_that_time_out_and_wrapped_statuses_are_request_faults() 
         ),
     ]);
 }
+
+#[test]
+fn model_fields_local_envelopes_and_pending_charges_in_spanish_and_portuguese_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A validator's check of the `model` field against the models served; not of its type.
+        (
+            400,
+            r#"{"error":{"message":"Validation failed:\n- model: Input should be 'echo-1', 'echo-2' or 'echo-2-mini'","code":"invalid_request_error"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"body.model : Value error, Input 'echo-9' should be one of echo-1, echo-2"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"body.model : Input should be a valid string"}}"#,
+            BadRequest,
+        ),
+        // A model named by a field's label, refused or not enabled.
+        (
+            400,
+            r#"{"code":3,"message":"model_id: vox-9 is not supported.","details":[]}"#,
+            ModelUnavailable,
+        ),
+        (
+            403,
+            r#"{"code":1103,"message":"Forbidden resource, API/model: vidgen-3-pro is not enabled for this account"}"#,
+            ModelUnavailable,
+        ),
+        // Credits, a subscription or a charge, in Portuguese and Spanish.
+        (
+            200,
+            r#"{"status":"error","message":"Créditos insuficientes para gerar a resposta."}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"success":false,"message":"Suscripción inactiva: regulariza el pago pendiente para continuar."}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"status":"failure","reason":{"code":12,"description":"Conta sem saldo. Recarregue para continuar."}}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"message":"Alcanzaste el máximo de 20 videos diarios de tu plan"}"#,
+            QuotaExhausted,
+        ),
+        // The detail beside a local error word.
+        (
+            400,
+            r#"{"erro":"Falha na requisição","detalhe":"This model's maximum context length is 8192 tokens, however you requested 9100 tokens."}"#,
+            ContextOverflow,
+        ),
+        // Models not available, no channel, access denied; not available for now is load.
+        (
+            400,
+            r#"{"msg":"Modelo fast-9b no disponible para tu cuenta"}"#,
+            ModelUnavailable,
+        ),
+        (
+            503,
+            r#"{"message":"Modelo no disponible en este momento, intenta de nuevo"}"#,
+            Overloaded,
+        ),
+        (
+            503,
+            r#"{"error":{"message":"Não há canais disponíveis para o modelo x-1 no grupo vip"}}"#,
+            ModelUnavailable,
+        ),
+        (
+            403,
+            r#"{"mensagem":"Acesso negado ao modelo premium-70b"}"#,
+            ModelUnavailable,
+        ),
+    ]);
+}
+
+#[test]
+fn models_limits_refusals_and_waits_in_african_and_south_and_south_east_asian_words_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // Models not found (zu, rw, ne, lo, si) or not served in a region (my).
+        (
+            400,
+            r#"{"message":"Imodeli 'ubuntu-9b' ayitholakalanga."}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"msg":"Moderi 'x-1' ntiyabonetse"}"#,
+            ModelUnavailable,
+        ),
+        (400, r#"{"message":"मोडेल 'x-2' फेला परेन"}"#, ModelUnavailable),
+        (400, r#"{"msg":"ບໍ່ພົບໂມເດວ x-3"}"#, ModelUnavailable),
+        (
+            400,
+            r#"{"message":"x-4 මාදිලිය සොයාගත නොහැක"}"#,
+            ModelUnavailable,
+        ),
+        (
+            403,
+            r#"{"message":"ဤမော်ဒယ်ကို သင့်ဒေသတွင် အသုံးမပြုနိုင်ပါ"}"#,
+            ModelUnavailable,
+        ),
+        // Content policies (zu, km).
+        (
+            400,
+            r#"{"message":"Umlayezo wakho uphula inqubomgomo yokuqukethwe."}"#,
+            ContentPolicy,
+        ),
+        (
+            200,
+            r#"{"code":12,"msg":"ខ្លឹមសារនេះបំពានគោលការណ៍ខ្លឹមសារ"}"#,
+            ContentPolicy,
+        ),
+        // Days and months, limits and packages used up, debts and money (rw, zu, yo, ha, mn,
+        // so, sw).
+        (
+            429,
+            r#"{"message":"Wageze ku mupaka wa buri munsi, ongera ugerageze ejo."}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"message":"Sewufinyelele umkhawulo wenyanga."}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"message":"O ti lo gbogbo ìbéèrè rẹ fún òní."}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"msg":"Kun kai iyakar amfani na wannan wata."}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"code":7,"msg":"Таны багцын токен дууссан."}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"message":"Lacagta koontadaada way dhammaatay."}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"success":false,"kosa":"DENI","ujumbe":"Akaunti ina deni ambalo halijalipwa."}"#,
+            QuotaExhausted,
+        ),
+        // The wait for an answer ran out (rw, sw).
+        (
+            200,
+            r#"{"code":50401,"msg":"Twarambiwe gutegereza igisubizo."}"#,
+            Timeout,
+        ),
+        (
+            200,
+            r#"{"code":50402,"msg":"Samahani, muda umeisha."}"#,
+            Timeout,
+        ),
+    ]);
+}
+
+#[test]
+fn stops_beside_stopped_deployments_memory_limits_zero_grants_and_long_subjects_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // The stop is why the deployment was scaled to zero.
+        (
+            503,
+            r#"{"error":{"message":"Your team has no remaining Acme credits. Endpoints were scaled to zero."}}"#,
+            QuotaExhausted,
+        ),
+        // A machine's memory limit is no allowance.
+        (
+            500,
+            r#"worker killed: container exceeded its memory limit (16 GiB)"#,
+            Overloaded,
+        ),
+        // A quota granted none, in Google's longer words.
+        (
+            429,
+            r#"{"error":{"code":429,"message":"The following quotas are exceeded: GpuServing. Quota 'gpu_serving_l4' has limit 0 in region us-east1.","status":"RESOURCE_EXHAUSTED"}}"#,
+            QuotaExhausted,
+        ),
+        // TGI's validation of a prompt too long.
+        (
+            400,
+            r#"{"error":"Input validation error: prompt length 9000 exceeds max_model_len 8192"}"#,
+            ContextOverflow,
+        ),
+        // Still starting: weights being downloaded.
+        (
+            503,
+            r#"{"message":"Server is still starting: downloading model weights (12 of 40 GB)"}"#,
+            ModelUnavailable,
+        ),
+        // Batches queued: waiting for some to end helps.
+        (
+            429,
+            r#"{"type":"error","error":{"type":"rate_limit_error","message":"Too many batches in the processing queue for your workspace (limit 500). Wait for some to finish."}}"#,
+            RateLimited,
+        ),
+        // A long subject before "has been used up"; not another clause's subject.
+        (
+            429,
+            r#"{"message":"The monthly allowance for image-gen-xl requests in this workspace has been used up."}"#,
+            QuotaExhausted,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Input exceeds the budget of 512 tokens per input and truncation is disabled."}}"#,
+            BadRequest,
+        ),
+    ]);
+}
