@@ -282,6 +282,10 @@ const BILLING: &[&str] = &[
     // A charge or an invoice (pt, es).
     "cobrança",
     "cobranza",
+    // Balance (so).
+    "haraaga",
+    // A package (ru), as "package" above.
+    "пакет",
 ];
 
 /// Running out.
@@ -575,6 +579,13 @@ const SHORTAGE: &[&str] = &[
     "payment problem",
     "problema con el método de pago",
     "problema com o método de pagamento",
+    // Ended (ru).
+    "завершён",
+    "период завершен",
+    // Finished (sv), overdue (pl), not enough (so).
+    "är slut",
+    "zaległ",
+    "kuma filna",
 ];
 
 /// What a model is called.
@@ -628,6 +639,9 @@ const MODEL: &[&str] = &[
     "මාදිලිය",
     "ໂມເດວ",
     "မော်ဒယ်",
+    // Model in hy, ka.
+    "մոդել",
+    "მოდელ",
 ];
 
 /// More languages' words for a model (sv/no/da definite, ro, fi, el, bn, mr, tr), asked only
@@ -1090,6 +1104,11 @@ const MISSING: &[&str] = &[
     "no disponible",
     "não disponível",
     "indisponível",
+    // Not found in hy, ka.
+    "չի գտնվել",
+    "ვერ მოიძებნა",
+    // Removed from use (fi).
+    "poistettu käytöstä",
 ];
 
 /// What is too large when a prompt does not fit.
@@ -1280,6 +1299,9 @@ const SIZE: &[&str] = &[
     "لمبائی",
     "ପ୍ରମ୍ପ୍ଟ",
     "conversation bahut",
+    // A context window (nl, no, pl), input tokens (de).
+    "kontekstowego",
+    "eingabetoken",
 ];
 
 /// Too much of it.
@@ -1518,6 +1540,10 @@ const EXCESS: &[&str] = &[
     "زیادہ سے زیادہ",
     "lambi ho gayi",
     "se zyada",
+    // Exceeds in ka.
+    "აჭარბებს",
+    // Exceeded (nl, no).
+    "overschreden",
 ];
 
 /// Words of a rate window: a limit per minute is a rate limit, whatever grew too large.
@@ -2904,6 +2930,9 @@ const CONCURRENT: &[&str] = &[
     "in-progress batches",
     "in_progress batches",
     "processing queue",
+    // At the same time (ru, uk).
+    "одновременн",
+    "одночасн",
 ];
 
 /// Asking again.
@@ -4033,6 +4062,13 @@ const ALLOWANCE: &[&str] = &[
     "resource packs",
     "resource package",
     "resource packages",
+    // A package of requests or generations, a trial period (ru).
+    "пакет",
+    "генерац",
+    "пробный период",
+    // An entitlement (Salesforce's Einstein Requests, ServiceNow's assists).
+    "entitlement",
+    "entitlements",
 ];
 
 /// Used up.
@@ -4225,6 +4261,13 @@ const USED_UP: &[&str] = &[
     // Finished in mn, so.
     "дууссан",
     "dhammaatay",
+    // Ended, expired (ru); not "завершения" (a completion awaited).
+    "завершён",
+    "период завершен",
+    "истёк",
+    "истек",
+    // Finished (wo).
+    "jeex",
 ];
 
 /// Words of a rate: "Rate limit reached for requests" is a rate limit, however it is worded.
@@ -5298,6 +5341,15 @@ fn refused_alone(message: &str) -> Option<String> {
         "kontent siyosatini",
         "kontent siyosati",
         "គោលការណ៍ខ្លឹមសារ",
+        // A content policy, acceptable use, forbidden content, rejected by moderation (da,
+        // pl).
+        "indholdspolitik",
+        "acceptabel brug",
+        "niedozwolone treści",
+        "odrzucone przez moderację",
+        // Forbidden content, moderation (ka).
+        "აკრძალული შინაარსი",
+        "მოდერაცი",
     ];
     const CALLER: &[&str] = &[
         "account",
@@ -6378,6 +6430,11 @@ pub fn capacity(message: &str) -> Option<String> {
             .iter()
             .any(|w| *w != "capacity" && has_phrase(message, w))
     {
+        return None;
+    }
+    // "has used all of its capacity unit hours (CUH) for this billing period" (watsonx): a
+    // billing unit, counted against a plan.
+    if has_phrase(message, "capacity unit") || has_phrase(message, "capacity units") {
         return None;
     }
     // Or unavailable for now ("上游服务暂时不可用"): the provider's load, not a model gone.

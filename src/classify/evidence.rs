@@ -159,6 +159,16 @@ impl Evidence {
                 self.push_message(text);
             }
         }
+        // gRPC-Web's trailers written into the body (`grpc-status: 8\r\ngrpc-message:
+        // ...`): the status's canonical name is the code, its message the words.
+        if let Some((code, message)) = grpc_trailers(trimmed) {
+            self.has_error_envelope = true;
+            self.push_code("grpc-status", code.to_owned());
+            if let Some(message) = message {
+                self.push_message(&message);
+            }
+            return;
+        }
         if let Some(texts) = html_texts(trimmed) {
             self.html_page = depth == 0;
             if texts.is_empty() {
@@ -331,6 +341,14 @@ impl Evidence {
             read(self, map, depth);
         }
         self.read_completion(map);
+        // Hugging Face's model still loading: `{"error": "Model x is currently loading",
+        // "estimated_time": 44.8}`, in whatever language the words are.
+        let loading = map.get("estimated_time").is_some_and(Value::is_number)
+            && map.get("error").is_some_and(Value::is_string);
+        if depth == 0 && loading {
+            self.has_error_envelope = true;
+            self.push_code("estimated_time", "model_loading".to_owned());
+        }
         if depth == 0 && !self.has_error_envelope && self.messages.is_empty() {
             self.read_buried_error(map);
             // Only where no buried error was found either.
@@ -460,6 +478,11 @@ impl Evidence {
             }
             Some(Value::String(message)) if !message.is_empty() => {
                 self.has_error_envelope = true;
+                // Slack's `"error": "invalid_auth"`: a code in lower snake case, read as one
+                // too.
+                if is_code_word(message) {
+                    self.push_code("error", message.clone());
+                }
                 self.push_message(message);
             }
             // A list of error objects (Cloudflare's AI Gateway: `"error": [{"code": 2016,
@@ -535,6 +558,20 @@ impl Evidence {
         if failed && header.get("message").is_some_and(Value::is_string) {
             self.has_error_envelope = true;
             self.read_error_object(header, depth);
+        }
+        // Alibaba Cloud's speech gateway: `{"header": {"name": "TaskFailed", "status": 40000005,
+        // "status_text": "Gateway:TOO_MANY_REQUESTS:Too many requests!"}}`: its code between
+        // colons, its words after them.
+        let task_failed = header.get("name").and_then(Value::as_str) == Some("TaskFailed");
+        if let (true, Some(Value::String(text))) = (task_failed, header.get("status_text")) {
+            self.has_error_envelope = true;
+            let mut parts = text.splitn(3, ':');
+            if let (Some(_), Some(code), Some(words)) = (parts.next(), parts.next(), parts.next()) {
+                self.push_code("header.status_text", code.to_owned());
+                self.push_message(words);
+            } else {
+                self.push_message(text);
+            }
         }
         if header.get("event").and_then(Value::as_str) == Some("task-failed") {
             self.has_error_envelope = true;
@@ -1127,6 +1164,8 @@ impl Evidence {
             // `{"success": false, "errorCode": "GATEWAY_TIMEOUT", "errorMsg": "..."}`.
             "errorMsg",
             "errMsg",
+            // Baidu speech's `{"err_no": 3305, "err_msg": "..."}`.
+            "err_msg",
             "detail",
             "error_message",
             "reason",
@@ -1165,8 +1204,8 @@ impl Evidence {
                 .filter(|s| MEANT.contains(s));
         }
         // WeChat-style `{"errcode": 40001, "errmsg": "..."}`, `{"ret": -1, "msg": "..."}`,
-        // `{"errno": 2, ...}` (0: success).
-        for field in ["errcode", "ret", "errno"] {
+        // `{"errno": 2, ...}`, `{"err_no": 3305, ...}` (0: success).
+        for field in ["errcode", "ret", "errno", "err_no"] {
             if let Some(code) = failing_code(map, field) {
                 self.has_error_envelope = true;
                 self.push_code(field, code);
@@ -1265,6 +1304,7 @@ impl Evidence {
             "error_msg",
             "msg",
             "errmsg",
+            "err_msg",
             "detail",
             "errorMessage",
             "ErrorMessage",
@@ -1626,6 +1666,8 @@ impl Evidence {
             "message",
             "Message",
             "msg",
+            // VK's `{"error": {"error_code": 6, "error_msg": "Too many requests per second"}}`.
+            "error_msg",
             "detail",
             "description",
             "raw_message",
@@ -1823,6 +1865,14 @@ impl Evidence {
         self.read_embedded(text, depth);
         if self.items_read() != before {
             self.has_error_envelope = true;
+        } else if relays_a_model_call(text) {
+            // The provider's answer in words, not as a body: "upstream llm error
+            // (gemini-2.5-flash): 429 RESOURCE_EXHAUSTED. You exceeded your current quota".
+            self.has_error_envelope = true;
+            if self.inner_status.is_none() {
+                self.inner_status = status_named_in(&normalize(text));
+            }
+            self.push_message(text);
         }
     }
 
@@ -2772,6 +2822,65 @@ fn grpc_code_in(message: &str) -> Option<String> {
     Some(code)
 }
 
+/// gRPC's canonical status names by their numbers (1 to 16).
+const GRPC_STATUS_NAMES: [&str; 16] = [
+    "cancelled",
+    "unknown",
+    "invalid_argument",
+    "deadline_exceeded",
+    "not_found",
+    "already_exists",
+    "permission_denied",
+    "resource_exhausted",
+    "failed_precondition",
+    "aborted",
+    "out_of_range",
+    "unimplemented",
+    "internal",
+    "unavailable",
+    "data_loss",
+    "unauthenticated",
+];
+
+/// A failing `grpc-status` trailer in a text (gRPC-Web writes its trailers into the body): the
+/// status's canonical name, and the `grpc-message` beside it, percent-decoded.
+fn grpc_trailers(text: &str) -> Option<(&'static str, Option<String>)> {
+    let value = |name: &str| {
+        text.lines().find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            key.trim().eq_ignore_ascii_case(name).then(|| value.trim())
+        })
+    };
+    let number: usize = value("grpc-status")?.parse().ok()?;
+    let code = GRPC_STATUS_NAMES.get(number.checked_sub(1)?)?;
+    let message = value("grpc-message").map(|m| percent_decoded(m));
+    Some((code, message))
+}
+
+/// `text` with its `%XX` escapes decoded (invalid ones kept as they are).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (b, hex) {
+            (b'%', Some(decoded)) => {
+                out.push(decoded);
+                i += 3;
+            }
+            _ => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// Appends `name` to `out` with `sep` where a lower-case letter meets an upper-case one
 /// (`RateLimitError` -> `Rate Limit Error` with a space, `rate_limit_error` once lowered).
 fn split_camel(name: &str, sep: char, out: &mut String) {
@@ -2913,6 +3022,54 @@ const STATUS_LABELS: &[&str] = &[
     "with status ",
     "got status ",
 ];
+
+/// Whether a failed tool's or task's text relays a model call that failed, in words ("Model
+/// backend busy: ...", "Bedrock InvokeModel failed: ThrottlingException: ...",
+/// "AI_APICallError: ...", "Azure OpenAI error 429: ..."): it names a model, a provider or an
+/// SDK's error of a provider's call. A tool's own failure ("Error executing tool query_db:
+/// canceling statement due to statement timeout", "ENOENT: no such file") names none.
+fn relays_a_model_call(text: &str) -> bool {
+    const CALLED: &[&str] = &[
+        "model",
+        "llm",
+        "sampling",
+        "upstream",
+        "provider",
+        "openai",
+        "anthropic",
+        "claude",
+        "gemini",
+        "vertex",
+        "bedrock",
+        "deepseek",
+        "mistral",
+        "ollama",
+        "workers ai",
+        "litellm",
+        // Provider SDKs' errors of a call (the AI SDK, OpenAI's and Anthropic's SDKs, AWS).
+        "ai_apicallerror",
+        "ai_retryerror",
+        "ratelimiterror",
+        "apitimeouterror",
+        "apiconnectionerror",
+        "authenticationerror",
+        "throttlingexception",
+        "servicequotaexceededexception",
+        "modeltimeoutexception",
+    ];
+    let lower = text.to_lowercase();
+    CALLED.iter().any(|w| {
+        lower.match_indices(w).any(|(at, _)| {
+            let bytes = lower.as_bytes();
+            let before = at.checked_sub(1).and_then(|i| bytes.get(i));
+            let after = bytes.get(at + w.len());
+            !before.is_some_and(u8::is_ascii_alphabetic)
+                && !after.is_some_and(u8::is_ascii_alphabetic)
+                || w.contains("error")
+                || w.contains("exception")
+        })
+    })
+}
 
 /// An error status with its reason phrase in a message ("upstream rejected request: 400 Bad
 /// Request - image_url must be ...", "got 402 Payment Required"): the status an upstream gave,

@@ -1500,6 +1500,7 @@ fn model_missing(evidence: &Evidence) -> Option<Decision> {
         "no channel serves",
         "无可用渠道",
         // No available channel (es, pt): "No hay canales disponibles para el modelo x".
+        "brak dostępnego kanału",
         "no hay canales disponibles",
         "sin canales disponibles",
         "não há canais disponíveis",
@@ -1814,6 +1815,11 @@ const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
     ("gateway_timeout", ErrorClass::Timeout),
     // Models.
     ("model_not_found", ErrorClass::ModelUnavailable),
+    // OpenAI's region block, whatever language a relay words it in.
+    (
+        "unsupported_country_region_territory",
+        ErrorClass::ModelUnavailable,
+    ),
     ("model_not_accessible", ErrorClass::ModelUnavailable),
     ("model_not_available", ErrorClass::ModelUnavailable),
     ("model_decommissioned", ErrorClass::ModelUnavailable),
@@ -1889,6 +1895,11 @@ const SPECIFIC_CODES: &[(&str, ErrorClass)] = &[
     ("accessdeniedexception", ErrorClass::Auth),
     ("unrecognizedclientexception", ErrorClass::Auth),
     ("account_deactivated", ErrorClass::Auth),
+    // Slack's `{"ok": false, "error": "invalid_auth"}` and its kin.
+    ("invalid_auth", ErrorClass::Auth),
+    ("not_authed", ErrorClass::Auth),
+    ("missing_scope", ErrorClass::Auth),
+    ("token_revoked", ErrorClass::Auth),
     ("api_key_invalid", ErrorClass::Auth),
 ];
 
@@ -2740,6 +2751,13 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 // cyarangiye", "Muda umeisha").
                 "gutegereza igisubizo",
                 "muda umeisha",
+                // Did not answer within (ru, uk: "Нейросеть не ответила за 30 секунд").
+                // The wait for an answer ran out (pl: "Upłynął czas oczekiwania na odpowiedź").
+                "upłynął czas oczekiwania",
+                "не ответила за",
+                "не ответил за",
+                "не відповіла за",
+                "не відповів за",
             ],
             ErrorClass::Timeout,
         ),
@@ -3095,11 +3113,14 @@ fn unlisted_code(evidence: &Evidence, status: u16) -> Option<Decision> {
         .partition(|code| concepts::is_status_name(&code.value));
     let decision = others.into_iter().chain(names).find_map(read).or_else(|| {
         // A message that is one identifier is a code by another name (iFlytek's
-        // `"message":"AppIdQpsOverFlowError"` beside a numeric code).
+        // `"message":"AppIdQpsOverFlowError"` beside a numeric code). Not a status's reason
+        // phrase beside other words (`"error": "Forbidden"` beside a `detail` that says why),
+        // which say more than the status.
         evidence.messages.iter().find_map(|m| {
             let identifier = (4..=64).contains(&m.len())
                 && m.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+                && (evidence.messages.len() == 1 || !concepts::is_status_name(m));
             identifier
                 .then(|| concepts::code_class(m, short_window))
                 .flatten()
@@ -3990,6 +4011,9 @@ const LONG_WINDOW: &[&str] = &[
     "diários",
     "mensuales",
     "mensais",
+    // A contract's period; a whole month (zu).
+    "contract period",
+    "nyanga zonke",
 ];
 
 /// A window of three hours or more stated as a number and a unit ("5-hour", "5 hours", "5h",
@@ -4096,8 +4120,11 @@ fn long_window_in(message: &str) -> Option<String> {
         let rest = rest.trim_start_matches([' ', '-']);
         let unit = HOUR_UNITS.iter().chain(OTHER_UNITS).copied().find(|u| {
             let after = rest.as_bytes().get(u.len());
+            // Not the first letters of a longer word in any script ("20 hēkona", seconds in
+            // Māori, is no 20 hours).
+            let next = rest.get(u.len()..).and_then(|r| r.chars().next());
             rest.starts_with(u)
-                && (!u.is_ascii() || after.is_none_or(|b| !b.is_ascii_alphanumeric()))
+                && (!u.is_ascii() || next.is_none_or(|c| !c.is_alphanumeric()))
                 // A bare `d` ("per 1d") only as a word of its own: not a segment of a hex id
                 // ("0137b15c-16bf-490d-9f90"; a digit after a letter is ruled out below).
                 && (*u != "d" || (after.is_none_or(|b| b" .,;)".contains(b)) && !after_hyphen))

@@ -11216,3 +11216,180 @@ fn stops_beside_stopped_deployments_memory_limits_zero_grants_and_long_subjects_
         ),
     ]);
 }
+
+#[test]
+fn grpc_trailers_loading_models_speech_gateways_and_tool_results_that_relay_a_model_call_are_read()
+{
+    use ErrorClass::*;
+    assert_classes(&[
+        // gRPC-Web's trailers in a body: the status's canonical name and its message.
+        (
+            200,
+            "grpc-status: 14\r\ngrpc-message: backend%20draining",
+            Overloaded,
+        ),
+        (200, "grpc-status: 16\r\n", Auth),
+        (
+            200,
+            "grpc-status: 4\r\ngrpc-message: deadline%20exceeded",
+            Timeout,
+        ),
+        (200, "grpc-status: 0\r\ngrpc-message: ", Ok),
+        // Hugging Face's model loading, whatever the language of its words.
+        (
+            503,
+            r#"{"error":"Il modello sta ancora caricando i pesi","estimated_time":31.5}"#,
+            ModelUnavailable,
+        ),
+        // Alibaba Cloud's speech gateway: its code between colons.
+        (
+            200,
+            r#"{"header":{"namespace":"SpeechSynthesizer","name":"TaskFailed","status":40000005,"status_text":"Gateway:TOO_MANY_REQUESTS:Too many requests!"}}"#,
+            RateLimited,
+        ),
+        // Baidu speech's `err_no`/`err_msg`, VK's `error_msg` inside `error`.
+        (
+            200,
+            r#"{"err_no":3305,"err_msg":"the user daily request limit reached","sn":"1"}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"error":{"error_code":6,"error_msg":"Too many requests per second"}}"#,
+            RateLimited,
+        ),
+        // Slack's `ok: false` with an auth error; OpenAI's region code under local words.
+        (200, r#"{"ok":false,"error":"not_authed"}"#, Auth),
+        (
+            403,
+            r#"{"error":{"message":"Huduma hii haipatikani katika nchi yako.","code":"unsupported_country_region_territory"}}"#,
+            ModelUnavailable,
+        ),
+        // A reason phrase beside words that say why: the words decide.
+        (
+            403,
+            r#"{"error":"Forbidden","message":"Your monthly allowance of 480 minutes is used up."}"#,
+            QuotaExhausted,
+        ),
+        // watsonx's capacity unit hours are a billing unit, not the provider's load.
+        (
+            403,
+            r#"{"errors":[{"code":"cuh_limit","message":"The instance has used all its capacity unit hours for this billing period."}]}"#,
+            QuotaExhausted,
+        ),
+        // A failed MCP tool result that relays a model call in words; a tool's own failure
+        // relays none.
+        (
+            200,
+            r#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"Upstream model call failed: 429 You exceeded your current quota, please check your plan and billing details."}],"isError":true}}"#,
+            QuotaExhausted,
+        ),
+        (
+            200,
+            r#"{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"LLM backend said: The engine is currently overloaded, please try again later"}],"isError":true}}"#,
+            Overloaded,
+        ),
+        (
+            200,
+            r#"{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"Error: ENOENT: no such file or directory, open '/data/q3.csv'"}],"isError":true}}"#,
+            Ok,
+        ),
+        // "20 hēkona" (seconds, Māori) is no 20-hour window.
+        (
+            429,
+            r#"{"error":{"message":"Kua nui rawa ngā tono. Tatari kia 20 hēkona.","type":"rate_limit_error"}}"#,
+            RateLimited,
+        ),
+    ]);
+}
+
+#[test]
+fn packages_trials_contexts_refusals_and_waits_in_russian_caucasian_nordic_and_polish_words_are_read(
+) {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A package or a trial ended (ru); requests at the same time are a rate.
+        (
+            200,
+            r#"{"status":"error","message":"В вашем тарифе закончились генерации, купите пакет."}"#,
+            QuotaExhausted,
+        ),
+        (
+            403,
+            r#"{"message":"Срок действия пакета токенов истёк."}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"message":"Слишком много одновременных запросов: дождитесь завершения предыдущих."}"#,
+            RateLimited,
+        ),
+        // No answer in time (ru, pl).
+        (
+            200,
+            r#"{"status":"error","message":"Модель не ответила за 60 секунд."}"#,
+            Timeout,
+        ),
+        (
+            504,
+            r#"{"blad":"Upłynął czas oczekiwania na model."}"#,
+            Timeout,
+        ),
+        // Models not found (hy, ka), no channel (pl).
+        (
+            400,
+            r#"{"message":"Մոդելը չի գտնվել: x-1"}"#,
+            ModelUnavailable,
+        ),
+        (
+            400,
+            r#"{"message":"მოდელი ვერ მოიძებნა: x-2"}"#,
+            ModelUnavailable,
+        ),
+        (
+            503,
+            r#"{"komunikat":"Brak dostępnego kanału dla modelu x-4."}"#,
+            ModelUnavailable,
+        ),
+        // Context windows (ka, nl, pl, de).
+        (
+            400,
+            r#"{"message":"კონტექსტი აჭარბებს ლიმიტს."}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"message":"Het aantal tokens overschreden voor dit model (max 8k)."}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"message":"Przekroczono rozmiar okna kontekstowego."}"#,
+            ContextOverflow,
+        ),
+        (
+            400,
+            r#"{"message":"Die Zahl der Eingabetoken überschreitet das Maximum."}"#,
+            ContextOverflow,
+        ),
+        // Refusals (ka, da, pl).
+        (400, r#"{"message":"აკრძალული შინაარსი."}"#, ContentPolicy),
+        (
+            400,
+            r#"{"fejl":"Teksten strider mod vores indholdspolitik."}"#,
+            ContentPolicy,
+        ),
+        // Balances finished (sv, so); an entitlement used for a contract's period.
+        (
+            402,
+            r#"{"meddelande":"Ditt saldo är slut."}"#,
+            QuotaExhausted,
+        ),
+        (401, r#"{"msg":"Haraaga kuma filna."}"#, QuotaExhausted),
+        (
+            403,
+            r#"{"message":"The org has consumed its AI entitlement for this contract period."}"#,
+            QuotaExhausted,
+        ),
+    ]);
+}
