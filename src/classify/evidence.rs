@@ -2853,7 +2853,7 @@ fn grpc_trailers(text: &str) -> Option<(&'static str, Option<String>)> {
     };
     let number: usize = value("grpc-status")?.parse().ok()?;
     let code = GRPC_STATUS_NAMES.get(number.checked_sub(1)?)?;
-    let message = value("grpc-message").map(|m| percent_decoded(m));
+    let message = value("grpc-message").map(percent_decoded);
     Some((code, message))
 }
 
