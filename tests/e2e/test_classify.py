@@ -323,6 +323,32 @@ CASES = [
     ("acme-3", 429, {}, {"fault": {"faultstring": "Upstream model error", "detail": {"errorcode": "proxy.upstream.Error", "upstream_body": "{\"error\":{\"message\":\"Your credit balance is too low.\",\"type\":\"invalid_request_error\"}}"}}}, "quota_exhausted", None, True),
     ("acme-3", 500, {}, {"respCode": "7011", "respDesc": "\u8d26\u6237\u4f59\u989d\u4e0d\u8db3"}, "quota_exhausted", None, True),
     ("acme-3", 403, {}, "\uacb0\uc81c \uc2e4\ud328\ub85c \uc11c\ube44\uc2a4\uac00 \uc77c\uc2dc \uc815\uc9c0\ub418\uc5c8\uc2b5\ub2c8\ub2e4.", "quota_exhausted", None, True),
+    # The session of 2026-12-07 (sixteenth): a validator's check of the `model` field against
+    # the models served; a model named by a field's label and not enabled (403); a Portuguese
+    # subscription inactive over a pending charge (403); the detail beside a local error word; no
+    # channel for a model (Spanish, 503); a monthly limit reached (Zulu, 429: a stop); a content
+    # policy (Zulu); a credit stop beside a deployment scaled to zero (503); a container's memory
+    # limit (a machine's, not an allowance); a quota granted none in Google's longer words; a model
+    # loading told by `estimated_time` in Italian (its wait as the retry hint); a reason phrase
+    # beside words that say why (403); gRPC-Web's trailers in a body (DEADLINE_EXCEEDED); OpenAI's
+    # region code under Swahili words; seconds in Maori, no 20-hour window; a package expired
+    # (Russian, 403).
+    ("acme-3", 400, {}, {"error": {"message": "- model: Input should be 'voice-1' or 'voice-2'", "code": "invalid_request_error"}}, "model_unavailable", None, True),
+    ("acme-3", 403, {}, {"message": "Forbidden resource: model: clip-3-pro is not enabled for this account"}, "model_unavailable", None, True),
+    ("acme-3", 403, {}, {"success": False, "message": "Assinatura inativa: regularize a cobran\u00e7a pendente para continuar."}, "quota_exhausted", None, True),
+    ("acme-3", 400, {}, {"erro": "Requisi\u00e7\u00e3o inv\u00e1lida", "detalhe": "This model's maximum context length is 8192 tokens."}, "context_overflow", None, True),
+    ("acme-3", 503, {}, {"error": {"message": "No hay canales disponibles para el modelo x-9 en el grupo default"}}, "model_unavailable", None, True),
+    ("acme-3", 429, {}, {"message": "Sewufinyelele umkhawulo wenyanga."}, "quota_exhausted", None, True),
+    ("acme-3", 400, {}, {"message": "Isicelo senqatshiwe: siphula inqubomgomo yokuqukethwe."}, "content_policy", None, True),
+    ("acme-3", 503, {}, {"error": {"message": "Your team has no remaining Acme credits. Endpoints were scaled to zero."}}, "quota_exhausted", None, True),
+    ("acme-3", 500, {}, "function failed: container exceeded memory limit of 32768 MiB", "overloaded", None, False),
+    ("acme-3", 429, {}, {"error": {"code": 429, "message": "The following quotas are exceeded: GpuServing. Quota 'gpu_serving_l4' has limit 0 in region us-east1.", "status": "RESOURCE_EXHAUSTED"}}, "quota_exhausted", None, True),
+    ("acme-3", 503, {}, {"error": "Il modello sta ancora caricando i pesi", "estimated_time": 20.0}, "model_unavailable", "20000", True),
+    ("acme-3", 403, {}, {"error": "Forbidden", "message": "Your monthly allowance of 480 minutes is used up."}, "quota_exhausted", None, True),
+    ("acme-3", 502, {}, "grpc-status: 4\r\n", "timeout", None, False),
+    ("acme-3", 403, {}, {"error": {"message": "Huduma hii haipatikani katika nchi yako.", "code": "unsupported_country_region_territory"}}, "model_unavailable", None, True),
+    ("acme-3", 429, {}, {"error": {"message": "Kua nui rawa ng\u0101 tono. Tatari kia 20 h\u0113kona.", "type": "rate_limit_error"}}, "rate_limited", None, False),
+    ("acme-3", 403, {}, {"message": "\u0421\u0440\u043e\u043a \u0434\u0435\u0439\u0441\u0442\u0432\u0438\u044f \u043f\u0430\u043a\u0435\u0442\u0430 \u0442\u043e\u043a\u0435\u043d\u043e\u0432 \u0438\u0441\u0442\u0451\u043a."}, "quota_exhausted", None, True),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
