@@ -1591,10 +1591,13 @@ fn named_model_refused(message: &str) -> Option<String> {
         return None;
     }
     // "model X", or a field's label ("model: X", "model_id: X", "model id X").
-    const LABELS: &[&str] = &["model ", "model: ", "model_id: ", "model id "];
-    let mut labelled = LABELS.iter().flat_map(|label| message.match_indices(label));
-    labelled.find_map(|(i, p)| {
-        let rest = message.get(i + p.len()..)?;
+    // One scan for "model", then its labels.
+    const LABELS: &[&str] = &[" ", ": ", "_id: ", " id "];
+    let mut labelled = occurrences(message.as_bytes(), b"model").flat_map(|at| {
+        let after = message.get(at + "model".len()..).unwrap_or_default();
+        LABELS.iter().filter_map(move |label| after.strip_prefix(label))
+    });
+    labelled.find_map(|rest| {
         let (name, after) = match rest.chars().next() {
             // Quoted, or in parentheses ("the requested base model (auto) is not allowed").
             Some(open @ ('\'' | '"' | '`' | '(')) => {
