@@ -2845,6 +2845,8 @@ const GRPC_STATUS_NAMES: [&str; 16] = [
 /// A failing `grpc-status` trailer in a text (gRPC-Web writes its trailers into the body): the
 /// status's canonical name, and the `grpc-message` beside it, percent-decoded.
 fn grpc_trailers(text: &str) -> Option<(&'static str, Option<String>)> {
+    // Most plain bodies have none: one search rules them out before any line is split.
+    memchr::memmem::find(text.as_bytes(), b"grpc-status")?;
     let value = |name: &str| {
         text.lines().find_map(|line| {
             let (key, value) = line.split_once(':')?;
@@ -2865,6 +2867,7 @@ fn percent_decoded(text: &str) -> String {
     while let Some(&b) = bytes.get(i) {
         let hex = bytes
             .get(i + 1..i + 3)
+            .filter(|h| h.iter().all(u8::is_ascii_hexdigit))
             .and_then(|h| std::str::from_utf8(h).ok())
             .and_then(|h| u8::from_str_radix(h, 16).ok());
         match (b, hex) {

@@ -1595,7 +1595,9 @@ fn named_model_refused(message: &str) -> Option<String> {
     const LABELS: &[&str] = &[" ", ": ", "_id: ", " id "];
     let mut labelled = occurrences(message.as_bytes(), b"model").flat_map(|at| {
         let after = message.get(at + "model".len()..).unwrap_or_default();
-        LABELS.iter().filter_map(move |label| after.strip_prefix(label))
+        LABELS
+            .iter()
+            .filter_map(move |label| after.strip_prefix(label))
     });
     labelled.find_map(|rest| {
         let (name, after) = match rest.chars().next() {

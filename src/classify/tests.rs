@@ -7228,7 +7228,7 @@ fn models_gone_or_withheld_and_context_in_more_languages() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn a_404_that_calls_it_a_model_in_any_language_is_the_models() {
     use ErrorClass::*;
     assert_classes(&[
@@ -7263,7 +7263,7 @@ fn a_404_that_calls_it_a_model_in_any_language_is_the_models() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn a_stream_event_with_a_failing_code_beside_its_chunk_is_read() {
     use ErrorClass::*;
     assert_classes(&[
@@ -7282,7 +7282,7 @@ fn a_stream_event_with_a_failing_code_beside_its_chunk_is_read() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn a_failed_run_or_batch_is_read_by_its_error_and_an_output_file_is_a_success() {
     use ErrorClass::*;
     assert_classes(&[
@@ -7319,7 +7319,7 @@ fn a_failed_run_or_batch_is_read_by_its_error_and_an_output_file_is_a_success() 
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn an_upstream_answer_kept_whole_under_a_key_of_a_wrappers_making_is_read() {
     use ErrorClass::*;
     assert_classes(&[
@@ -7362,7 +7362,7 @@ fn an_upstream_answer_kept_whole_under_a_key_of_a_wrappers_making_is_read() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn a_providers_answer_inside_a_failed_tool_or_agent_task_is_read_and_a_tools_own_failure_is_not() {
     use ErrorClass::*;
     assert_classes(&[
@@ -7387,7 +7387,7 @@ fn a_providers_answer_inside_a_failed_tool_or_agent_task_is_read_and_a_tools_own
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn an_in_house_envelope_that_says_it_failed_in_its_outcome_or_meta_is_read_by_its_sentences() {
     use ErrorClass::*;
     assert_classes(&[
@@ -7415,7 +7415,7 @@ fn an_in_house_envelope_that_says_it_failed_in_its_outcome_or_meta_is_read_by_it
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn a_json_object_with_a_few_stray_bytes_after_it_is_read_as_json() {
     use ErrorClass::*;
     assert_classes(&[
@@ -7434,7 +7434,7 @@ fn a_json_object_with_a_few_stray_bytes_after_it_is_read_as_json() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn an_upstream_answer_deeper_in_a_wrappers_own_objects_is_read() {
     use ErrorClass::*;
     assert_classes(&[
@@ -7471,7 +7471,7 @@ fn an_upstream_answer_deeper_in_a_wrappers_own_objects_is_read() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn a_limit_that_resets_on_a_calendar_day_in_iso_form_is_a_stop() {
     use ErrorClass::*;
     assert_classes(&[
@@ -7489,7 +7489,7 @@ fn a_limit_that_resets_on_a_calendar_day_in_iso_form_is_a_stop() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn a_refusal_or_a_size_in_more_languages_is_read() {
     use ErrorClass::*;
     assert_classes(&[
@@ -7556,7 +7556,7 @@ fn a_refusal_or_a_size_in_more_languages_is_read() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn an_agent_clis_stream_is_read_by_its_flagged_result() {
     use ErrorClass::*;
     assert_classes(&[
@@ -7615,7 +7615,7 @@ fn an_agent_clis_stream_is_read_by_its_flagged_result() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn media_jobs_and_wrappers_words_are_read_for_what_they_say() {
     use ErrorClass::*;
     assert_classes(&[
@@ -7669,7 +7669,7 @@ fn media_jobs_and_wrappers_words_are_read_for_what_they_say() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn an_amount_used_in_full_is_a_stop_and_a_window_used_in_full_is_a_wait() {
     use ErrorClass::*;
     assert_classes(&[
@@ -7720,7 +7720,7 @@ fn an_amount_used_in_full_is_a_stop_and_a_window_used_in_full_is_a_wait() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn an_apps_words_over_a_kept_answer_a_missing_key_and_a_wait_of_seconds_are_read() {
     use ErrorClass::*;
     assert_classes(&[
@@ -7757,7 +7757,7 @@ fn an_apps_words_over_a_kept_answer_a_missing_key_and_a_wait_of_seconds_are_read
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn capabilities_streams_and_waits_of_more_producers() {
     use ErrorClass::*;
     assert_classes(&[
@@ -7793,7 +7793,7 @@ fn capabilities_streams_and_waits_of_more_producers() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn the_callers_own_capacity_is_an_allotment_not_the_providers_load() {
     use ErrorClass::*;
     assert_classes(&[
@@ -7819,7 +7819,7 @@ fn the_callers_own_capacity_is_an_allotment_not_the_providers_load() {
 }
 
 /// Rules of the eighth session, from blind probe files 142-170.
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn stops_in_wrappers_enums_and_more_languages_are_read_for_what_they_say() {
     use ErrorClass::*;
     assert_classes(&[
@@ -7919,7 +7919,7 @@ fn stops_in_wrappers_enums_and_more_languages_are_read_for_what_they_say() {
 
 /// Envelopes whose keys are in another language: the error under a local word for "error",
 /// its code under a local word for "code", a failure said as `NG` or `gagal`.
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn envelopes_in_local_words_are_read_by_their_codes_and_messages() {
     use ErrorClass::*;
     assert_classes(&[
@@ -7972,7 +7972,7 @@ fn envelopes_in_local_words_are_read_by_their_codes_and_messages() {
 
 /// Azure Resource Manager's inner errors, stops named by a pack or a subscription, and a body
 /// encoded once more as a string.
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn inner_errors_packs_and_bodies_encoded_twice_are_read() {
     use ErrorClass::*;
     assert_classes(&[
@@ -8018,7 +8018,7 @@ fn inner_errors_packs_and_bodies_encoded_twice_are_read() {
 
 /// Accounts locked for money owed, in four languages; failures said by a local `estado`; an
 /// upstream's answer passed on in JSON-RPC's `data`.
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn money_owed_local_failures_and_json_rpc_data_are_read() {
     use ErrorClass::*;
     assert_classes(&[
@@ -8067,7 +8067,7 @@ fn money_owed_local_failures_and_json_rpc_data_are_read() {
 }
 
 /// Local servers that cannot load a model, and real-time APIs' error events.
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn models_that_cannot_load_and_realtime_error_events_are_read() {
     use ErrorClass::*;
     assert_classes(&[
@@ -10013,7 +10013,7 @@ fn stops_waits_timeouts_and_models_in_plain_english_are_read() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn wrapped_statuses_sizes_time_limits_and_model_ids_are_read() {
     use ErrorClass::*;
     assert_classes(&[
@@ -10113,7 +10113,7 @@ fn wrapped_statuses_sizes_time_limits_and_model_ids_are_read() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn days_tomorrows_refusals_and_contexts_in_less_served_languages() {
     use ErrorClass::*;
     assert_classes(&[
@@ -10166,7 +10166,7 @@ fn days_tomorrows_refusals_and_contexts_in_less_served_languages() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn spend_caps_deadlines_and_everyday_words_in_european_and_indic_languages() {
     use ErrorClass::*;
     assert_classes(&[
@@ -10273,7 +10273,7 @@ fn spend_caps_deadlines_and_everyday_words_in_european_and_indic_languages() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn causes_window_bounds_channels_connections_and_payloads_are_read() {
     use ErrorClass::*;
     assert_classes(&[
@@ -10322,7 +10322,7 @@ fn causes_window_bounds_channels_connections_and_payloads_are_read() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn labelled_statuses_and_xml_faults_are_read() {
     use ErrorClass::*;
     assert_classes(&[
@@ -10347,7 +10347,7 @@ fn labelled_statuses_and_xml_faults_are_read() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn stops_in_plain_words_arrears_packages_and_lone_errors_are_read() {
     use ErrorClass::*;
     assert_classes(&[
@@ -10404,7 +10404,7 @@ fn stops_in_plain_words_arrears_packages_and_lone_errors_are_read() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn refusals_in_codes_and_cjk_words_are_read_and_safety_fields_are_not() {
     use ErrorClass::*;
     assert_classes(&[
@@ -10452,7 +10452,7 @@ fn refusals_in_codes_and_cjk_words_are_read_and_safety_fields_are_not() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn deployments_tuned_models_and_org_policies_name_the_model() {
     use ErrorClass::*;
     assert_classes(&[
@@ -10509,7 +10509,7 @@ fn deployments_tuned_models_and_org_policies_name_the_model() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn load_words_and_the_callers_own_window_tell_rate_from_load() {
     use ErrorClass::*;
     assert_classes(&[
@@ -10556,7 +10556,7 @@ fn load_words_and_the_callers_own_window_tell_rate_from_load() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn buried_error_objects_and_error_info_envelopes_are_read() {
     use ErrorClass::*;
     assert_classes(&[
@@ -10589,7 +10589,7 @@ fn buried_error_objects_and_error_info_envelopes_are_read() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn limits_that_reset_in_minutes_in_other_languages_are_waits() {
     use ErrorClass::*;
     assert_classes(&[
@@ -10622,7 +10622,7 @@ fn limits_that_reset_in_minutes_in_other_languages_are_waits() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn fields_named_for_money_or_safety_are_request_faults() {
     use ErrorClass::*;
     assert_classes(&[
@@ -10655,7 +10655,7 @@ fn fields_named_for_money_or_safety_are_request_faults() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn filters_contexts_models_and_stops_in_nordic_and_other_european_words() {
     use ErrorClass::*;
     assert_classes(&[
@@ -10724,7 +10724,7 @@ fn filters_contexts_models_and_stops_in_nordic_and_other_european_words() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn numbers_in_other_scripts_and_daily_words_in_more_languages_are_read() {
     use ErrorClass::*;
     assert_classes(&[
@@ -10765,7 +10765,7 @@ fn numbers_in_other_scripts_and_daily_words_in_more_languages_are_read() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn refusals_models_and_contexts_in_hebrew_persian_malay_and_cjk_words_are_read() {
     use ErrorClass::*;
     assert_classes(&[
@@ -10839,7 +10839,7 @@ fn refusals_models_and_contexts_in_hebrew_persian_malay_and_cjk_words_are_read()
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn home_grown_envelopes_sign_ins_and_minute_allowances_are_read() {
     use ErrorClass::*;
     assert_classes(&[
@@ -10942,7 +10942,7 @@ fn home_grown_envelopes_sign_ins_and_minute_allowances_are_read() {
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn files_fetched_by_url_that_time_out_and_wrapped_statuses_are_request_faults() {
     use ErrorClass::*;
     assert_classes(&[
@@ -10992,7 +10992,7 @@ fn files_fetched_by_url_that_time_out_and_wrapped_statuses_are_request_faults() 
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn model_fields_local_envelopes_and_pending_charges_in_spanish_and_portuguese_are_read() {
     use ErrorClass::*;
     assert_classes(&[
@@ -11074,7 +11074,7 @@ fn model_fields_local_envelopes_and_pending_charges_in_spanish_and_portuguese_ar
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn models_limits_refusals_and_waits_in_african_and_south_and_south_east_asian_words_are_read() {
     use ErrorClass::*;
     assert_classes(&[
@@ -11163,7 +11163,7 @@ fn models_limits_refusals_and_waits_in_african_and_south_and_south_east_asian_wo
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn stops_beside_stopped_deployments_memory_limits_zero_grants_and_long_subjects_are_read() {
     use ErrorClass::*;
     assert_classes(&[
@@ -11217,7 +11217,7 @@ fn stops_beside_stopped_deployments_memory_limits_zero_grants_and_long_subjects_
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn grpc_trailers_loading_models_speech_gateways_and_tool_results_that_relay_a_model_call_are_read()
 {
     use ErrorClass::*;
@@ -11303,7 +11303,7 @@ fn grpc_trailers_loading_models_speech_gateways_and_tool_results_that_relay_a_mo
     ]);
 }
 
-#[test]
+#[wasm_bindgen_test(unsupported = test)]
 fn packages_trials_contexts_refusals_and_waits_in_russian_caucasian_nordic_and_polish_words_are_read(
 ) {
     use ErrorClass::*;
