@@ -565,7 +565,9 @@ const SHORTAGE: &[&str] = &[
     "dhammaatay",
     "halijalipwa",
     "haijalipwa",
-    // Without a balance or credit, a subscription inactive, a charge pending, a payment problem\n(pt, es, en: "Contrato sem saldo de créditos", "Assinatura inativa. Regularize a cobrança\npendente", "problema con el método de pago").
+    // Without a balance or credit, a subscription inactive, a charge pending, a payment problem
+    // (pt, es, en: "Contrato sem saldo de créditos", "Assinatura inativa. Regularize a cobrança
+    // pendente", "problema con el método de pago").
     "sem saldo",
     "sin saldo",
     "sem crédito",
@@ -2926,7 +2928,8 @@ const CONCURRENT: &[&str] = &[
     "previous message to finish",
     "previous request to finish",
     "current reply to finish",
-    // "Number of batch requests in the processing queue exceeds the limit ... Wait for some\nin-progress batches to end": plural, and a queue of work in flight.
+    // "Number of batch requests in the processing queue exceeds the limit ... Wait for some
+    // in-progress batches to end": plural, and a queue of work in flight.
     "in-progress batches",
     "in_progress batches",
     "processing queue",
@@ -4057,7 +4060,8 @@ const ALLOWANCE: &[&str] = &[
     "umkhawulo",
     "umupaka",
     "xadka",
-    // A prepaid resource pack or package (Kling: "The resource pack for kling-v2-1 video generation is depleted or expired").
+    // A prepaid resource pack or package (Kling: "The resource pack for kling-v2-1 video
+    // generation is depleted or expired").
     "resource pack",
     "resource packs",
     "resource package",

@@ -1590,8 +1590,8 @@ fn named_model_refused(message: &str) -> Option<String> {
     {
         return None;
     }
-    // "model X", or a field's label ("model: X", "model_id: X", "model id X").
-    // One scan for "model", then its labels.
+    // "model X", or a field's label ("model: X", "model_id: X", "model id X"): one scan for
+    // "model", then its labels.
     const LABELS: &[&str] = &[" ", ": ", "_id: ", " id "];
     let mut labelled = occurrences(message.as_bytes(), b"model").flat_map(|at| {
         let after = message.get(at + "model".len()..).unwrap_or_default();
@@ -2756,9 +2756,9 @@ fn indicative_phrase(evidence: &Evidence, status: u16) -> Option<Decision> {
                 // cyarangiye", "Muda umeisha").
                 "gutegereza igisubizo",
                 "muda umeisha",
-                // Did not answer within (ru, uk: "Нейросеть не ответила за 30 секунд").
                 // The wait for an answer ran out (pl: "Upłynął czas oczekiwania na odpowiedź").
                 "upłynął czas oczekiwania",
+                // Did not answer within (ru, uk: "Нейросеть не ответила за 30 секунд").
                 "не ответила за",
                 "не ответил за",
                 "не відповіла за",
