@@ -1865,14 +1865,17 @@ impl Evidence {
         self.read_embedded(text, depth);
         if self.items_read() != before {
             self.has_error_envelope = true;
-        } else if relays_a_model_call(text) {
+        } else {
             // The provider's answer in words, not as a body: "upstream llm error
             // (gemini-2.5-flash): 429 RESOURCE_EXHAUSTED. You exceeded your current quota".
-            self.has_error_envelope = true;
-            if self.inner_status.is_none() {
-                self.inner_status = status_named_in(&normalize(text));
+            let normalized = normalize(text);
+            if relays_a_model_call(&normalized) {
+                self.has_error_envelope = true;
+                if self.inner_status.is_none() {
+                    self.inner_status = status_named_in(&normalized);
+                }
+                self.push_message(text);
             }
-            self.push_message(text);
         }
     }
 
@@ -2855,33 +2858,8 @@ fn grpc_trailers(text: &str) -> Option<(&'static str, Option<String>)> {
     };
     let number: usize = value("grpc-status")?.parse().ok()?;
     let code = GRPC_STATUS_NAMES.get(number.checked_sub(1)?)?;
-    let message = value("grpc-message").map(percent_decoded);
+    let message = value("grpc-message").map(percent_decode);
     Some((code, message))
-}
-
-/// `text` with its `%XX` escapes decoded (invalid ones kept as they are).
-fn percent_decoded(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .filter(|h| h.iter().all(u8::is_ascii_hexdigit))
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (b, hex) {
-            (b'%', Some(decoded)) => {
-                out.push(decoded);
-                i += 3;
-            }
-            _ => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Appends `name` to `out` with `sep` where a lower-case letter meets an upper-case one
@@ -3031,7 +3009,8 @@ const STATUS_LABELS: &[&str] = &[
 /// "AI_APICallError: ...", "Azure OpenAI error 429: ..."): it names a model, a provider or an
 /// SDK's error of a provider's call. A tool's own failure ("Error executing tool query_db:
 /// canceling statement due to statement timeout", "ENOENT: no such file") names none.
-fn relays_a_model_call(text: &str) -> bool {
+/// `normalized` is the text as [`normalize`] leaves it.
+fn relays_a_model_call(normalized: &str) -> bool {
     const CALLED: &[&str] = &[
         "model",
         "llm",
@@ -3060,16 +3039,17 @@ fn relays_a_model_call(text: &str) -> bool {
         "servicequotaexceededexception",
         "modeltimeoutexception",
     ];
-    let lower = text.to_lowercase();
+    let bytes = normalized.as_bytes();
     CALLED.iter().any(|w| {
-        lower.match_indices(w).any(|(at, _)| {
-            let bytes = lower.as_bytes();
+        // An SDK's error name counts inside a longer one (`openai.RateLimitError`); a word
+        // only between non-letters.
+        let anywhere = w.ends_with("error") || w.ends_with("exception");
+        normalized.match_indices(w).any(|(at, _)| {
             let before = at.checked_sub(1).and_then(|i| bytes.get(i));
             let after = bytes.get(at + w.len());
-            !before.is_some_and(u8::is_ascii_alphabetic)
-                && !after.is_some_and(u8::is_ascii_alphabetic)
-                || w.contains("error")
-                || w.contains("exception")
+            anywhere
+                || (!before.is_some_and(u8::is_ascii_alphabetic)
+                    && !after.is_some_and(u8::is_ascii_alphabetic))
         })
     })
 }
@@ -3563,8 +3543,10 @@ fn percent_decode(text: &str) -> String {
     let mut i = 0;
     while let Some(&b) = bytes.get(i) {
         if b == b'%' {
+            // Two hex digits: `from_str_radix` alone would also take a sign ("%+5").
             let hex = bytes
                 .get(i + 1..i + 3)
+                .filter(|h| h.iter().all(u8::is_ascii_hexdigit))
                 .and_then(|h| std::str::from_utf8(h).ok());
             if let Some(v) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
                 out.push(v);
