@@ -301,6 +301,10 @@ const SHORTAGE: &[&str] = &[
     // "the prepaid hours on this key are all spent", "no money left on this token", "nothing
     // left to spend", "the outstanding invoice".
     "all spent",
+    // "the neuron budget for today is spent" (a state, not "you have spent $5 of it").
+    "is spent",
+    "are spent",
+    "been spent",
     "no money left",
     "nothing left",
     "outstanding",
@@ -2689,7 +2693,9 @@ const LAPSED: &[&str] = &[
 /// short window.
 pub fn quota(message: &str) -> Option<String> {
     // "the thinking_budget value of 40000 is out of range": a value, not money run out.
+    // "Request budget for this 10-second window is spent": a window of seconds, waited out.
     if short_window(message)
+        || timed_window_in(message)
         || message.contains("load balanc")
         || ["out of range", "out of memory"]
             .iter()

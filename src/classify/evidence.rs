@@ -182,10 +182,11 @@ impl Evidence {
         self.plain_line = depth == 0 && trimmed.len() <= PLAIN_LINE_MAX && !trimmed.contains('\n');
         // An exception's text with the body it got (`anthropic.NotFoundError: Error code: 404 -
         // {'type': 'error', ...}`): the body's codes first, as in a message field.
+        let text = without_stack_frames(trimmed);
         let words = if depth < MAX_NESTING {
-            self.read_embedded(trimmed, depth)
+            self.read_embedded(&text, depth)
         } else {
-            Cow::Borrowed(trimmed)
+            Cow::Borrowed(text.as_ref())
         };
         self.push_message(&words);
     }
@@ -193,7 +194,16 @@ impl Evidence {
     /// Reads a body that is one JSON value and keeps it (its first element, for an array) as the
     /// answer's JSON, unless a reader kept a part of it first.
     fn read_whole_json(&mut self, value: Value, depth: usize) {
+        let before = self.items_read();
         self.read_json(&value, depth);
+        // .NET's and Go's serializers keep a type's field names by default (`{"Successful":
+        // false, "Error": {"Code": "insufficient_quota", "Message": ...}}`): where nothing was
+        // read, the body is read again with its names in camelCase.
+        if self.items_read() == before && !self.has_error_envelope {
+            if let Some(camel) = camel_case_keys(&value, 0) {
+                self.read_json(&camel, depth);
+            }
+        }
         if self.json.is_none() {
             self.json = Some(first_element(value));
         }
@@ -668,7 +678,11 @@ impl Evidence {
         }
         if let Some(passed) = PassedOn::find(map) {
             self.has_error_envelope = true;
-            self.read_embedded(passed.text, depth);
+            if passed.text.trim_start().starts_with('<') {
+                self.read_body(passed.text.as_bytes(), depth + 1);
+            } else {
+                self.read_embedded(passed.text, depth);
+            }
             if self.inner_status.is_none() {
                 self.inner_status = passed.status;
             }
@@ -1770,6 +1784,11 @@ impl Evidence {
                     for key in ["quotaId", "quotaMetric"] {
                         self.read_quota_limit(violation, key, "quotaValue");
                     }
+                    // `{"subject": "project:...", "description": "Daily Limit Exceeded"}`:
+                    // the violation in words, where no id names it.
+                    if let Some(text) = violation.get("description").and_then(Value::as_str) {
+                        self.push_message(text);
+                    }
                     if violation
                         .get("quotaDimensions")
                         .and_then(|d| d.get("model"))
@@ -1937,6 +1956,17 @@ impl Evidence {
         // canonical code, in Google's spelling (`permission_denied`).
         if let Some(code) = grpc_code_in(message) {
             self.push_code("message.grpc", code);
+        }
+        // Google's Go SDK prints its `APIError` as "Error 429, Message: ..., Status:
+        // RESOURCE_EXHAUSTED, Details: [map[... quotaId:GenerateRequestsPerMinute...]]": the
+        // status is a code, the quota ids are what the JSON's details would give.
+        if let Some(name) = canonical_status_in(message) {
+            self.push_code("message.status", name.to_owned());
+            for id in go_map_values(message, "quotaId:") {
+                if self.quota_ids.len() < MAX_ITEMS {
+                    self.quota_ids.push(id.to_ascii_lowercase());
+                }
+            }
         }
         let normalized = normalize(message);
         if self.inner_status.is_none() {
@@ -2448,11 +2478,16 @@ impl<'a> PassedOn<'a> {
         "provider_error",
         "original_error",
     ];
-    const BESIDE_STATUS: [&'static str; 3] = ["body", "responseBody", "response_body"];
+    const BESIDE_STATUS: [&'static str; 1] = ["body"];
+    /// Named for a response's body: passed on with or without a status (openai-php's
+    /// `UnserializableResponse` keeps the page it could not parse).
+    const NAMED_RESPONSE: [&'static str; 2] = ["responseBody", "response_body"];
 
     /// Whether a body could be passed on under `key`.
     fn may_be_under(key: &str) -> bool {
-        Self::NAMED.contains(&key) || Self::BESIDE_STATUS.contains(&key)
+        Self::NAMED.contains(&key)
+            || Self::NAMED_RESPONSE.contains(&key)
+            || Self::BESIDE_STATUS.contains(&key)
     }
 
     fn find(map: &'a Map<String, Value>) -> Option<Self> {
@@ -2465,10 +2500,12 @@ impl<'a> PassedOn<'a> {
             keys.iter()
                 .find_map(|k| Some((*k, map.get(*k).and_then(Value::as_str)?)))
         };
-        let (key, text) =
-            under(&Self::NAMED).or_else(|| status.and(under(&Self::BESIDE_STATUS)))?;
+        let (key, text) = under(&Self::NAMED)
+            .or_else(|| under(&Self::NAMED_RESPONSE))
+            .or_else(|| status.and(under(&Self::BESIDE_STATUS)))?;
+        // A JSON body, or a proxy's page (`<html><head><title>504 Gateway Time-out</title>`).
         text.trim_start()
-            .starts_with('{')
+            .starts_with(['{', '<'])
             .then_some(Self { key, text, status })
     }
 }
@@ -2825,6 +2862,32 @@ fn grpc_code_in(message: &str) -> Option<String> {
     Some(code)
 }
 
+/// A canonical status name after "Status: " in a text, as Google's SDKs print it (`Status:
+/// RESOURCE_EXHAUSTED`); not a number, not another word.
+fn canonical_status_in(message: &str) -> Option<&'static str> {
+    const MARK: &str = "Status: ";
+    let at = message.find(MARK)? + MARK.len();
+    let rest = message.get(at..)?;
+    let name = &rest[..rest
+        .find(|c: char| !(c.is_ascii_uppercase() || c == '_'))
+        .unwrap_or(rest.len())];
+    GRPC_STATUS_NAMES
+        .iter()
+        .find(|n| n.len() == name.len() && n.eq_ignore_ascii_case(name))
+        .copied()
+}
+
+/// The values Go's `%v` of a map prints after `key` (`quotaId:PerMinute-FreeTier`).
+fn go_map_values<'m>(message: &'m str, key: &'m str) -> impl Iterator<Item = &'m str> + 'm {
+    message.match_indices(key).filter_map(move |(at, _)| {
+        let rest = message.get(at + key.len()..)?;
+        let end = rest
+            .find(|c: char| c.is_whitespace() || c == ']')
+            .unwrap_or(rest.len());
+        rest.get(..end).filter(|v| !v.is_empty())
+    })
+}
+
 /// gRPC's canonical status names by their numbers (1 to 16).
 const GRPC_STATUS_NAMES: [&str; 16] = [
     "cancelled",
@@ -2872,6 +2935,127 @@ fn split_camel(name: &str, sep: char, out: &mut String) {
         }
         lower = c.is_ascii_lowercase();
         out.push(c);
+    }
+}
+
+/// `value` with its PascalCase keys in camelCase (`ErrorMessage` -> `errorMessage`; `HTTPStatus`
+/// stays), a few levels down; `None` when it has none.
+fn camel_case_keys(value: &Value, depth: usize) -> Option<Value> {
+    fn camel(key: &str) -> Option<String> {
+        let mut chars = key.chars();
+        let first = chars.next().filter(char::is_ascii_uppercase)?;
+        chars.next().filter(char::is_ascii_lowercase)?;
+        let mut out = String::with_capacity(key.len());
+        out.push(first.to_ascii_lowercase());
+        out.push_str(key.get(1..)?);
+        Some(out)
+    }
+    if depth >= 4 {
+        return None;
+    }
+    match value {
+        Value::Object(map) => {
+            let mut changed = false;
+            let mut out = Map::new();
+            for (key, v) in map {
+                let key = match camel(key) {
+                    Some(k) if !map.contains_key(&k) => {
+                        changed = true;
+                        k
+                    }
+                    _ => key.clone(),
+                };
+                let v = match camel_case_keys(v, depth + 1) {
+                    Some(inner) => {
+                        changed = true;
+                        inner
+                    }
+                    None => v.clone(),
+                };
+                out.entry(key).or_insert(v);
+            }
+            changed.then_some(Value::Object(out))
+        }
+        Value::Array(items) => {
+            let items: Vec<Value> = items.iter().take(MAX_ITEMS).cloned().collect();
+            let mut changed = false;
+            let items = items
+                .into_iter()
+                .map(|v| match camel_case_keys(&v, depth + 1) {
+                    Some(inner) => {
+                        changed = true;
+                        inner
+                    }
+                    None => v,
+                })
+                .collect();
+            changed.then_some(Value::Array(items))
+        }
+        _ => None,
+    }
+}
+
+/// A text without its stack trace's frames (PHP's `#1 /var/www/vendor/...`, Java's `at
+/// com.acme.Client.call(Client.java:42)` and `... 12 more`, .NET's `at Acme.Client.Call() in
+/// /src/Client.cs:line 42`, Node's `at async post (/app/index.js:1:2)`, Python's `File
+/// "app.py", line 3, in main` with the code line under it, Ruby's `from app.rb:3:in 'call'`,
+/// Go's `goroutine 1 [running]:`): they name the code that ran, not what went wrong, and
+/// their words (`Transporter\Payload`, `raise_for_status`) would speak. The lines that say
+/// what happened (the first, `Caused by: ...`, Python's last) are kept.
+fn without_stack_frames(text: &str) -> Cow<'_, str> {
+    fn frame(line: &str) -> bool {
+        let source_line = |l: &str| {
+            [".js:", ".ts:", ".mjs:", ".cjs:", ":line "]
+                .iter()
+                .any(|s| l.contains(s))
+        };
+        if let Some(rest) = line.strip_prefix('#') {
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            return digits > 0 && rest.as_bytes().get(digits) == Some(&b' ');
+        }
+        if let Some(rest) = line.strip_prefix("at ") {
+            return !rest.starts_with(|c: char| c.is_whitespace())
+                && (line.ends_with(')') || source_line(rest));
+        }
+        if let Some(rest) = line.strip_prefix("from ") {
+            return rest.contains(":in ");
+        }
+        (line.starts_with("... ") && line.ends_with(" more"))
+            || line == "Stack trace:"
+            || line.starts_with("Traceback (most recent call last)")
+            || (line.starts_with("goroutine ") && line.ends_with(':'))
+    }
+    if !text.contains('\n') {
+        return Cow::Borrowed(text);
+    }
+    let mut kept = String::new();
+    let mut dropped = false;
+    // The indentation of a Python frame's `File "..."` line: the code line under it is deeper.
+    let mut python_frame: Option<usize> = None;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        if python_frame.take().is_some_and(|at| indent > at) {
+            continue;
+        }
+        if trimmed.starts_with("File \"") && trimmed.contains("\", line ") {
+            python_frame = Some(indent);
+            dropped = true;
+            continue;
+        }
+        if frame(trimmed.trim_end()) {
+            dropped = true;
+            continue;
+        }
+        if !kept.is_empty() {
+            kept.push('\n');
+        }
+        kept.push_str(line);
+    }
+    if dropped {
+        Cow::Owned(kept)
+    } else {
+        Cow::Borrowed(text)
     }
 }
 
@@ -3480,10 +3664,19 @@ pub fn normalize(message: &str) -> String {
         out.push(c);
     }
     let out = out.trim_end();
-    if out.contains("n't") {
+    let out = if out.contains("n't") {
         expand_negations(out)
     } else {
         out.to_owned()
+    };
+    // Japanese's humble and honorific forms said as the plain polite ones, which the word
+    // lists hold: "残高がございません" is "残高がありません", "ご利用いただけません" is "ご利用
+    // できません".
+    if out.contains("ございま") || out.contains("いただけません") {
+        out.replace("ございま", "ありま")
+            .replace("いただけません", "できません")
+    } else {
+        out
     }
 }
 
