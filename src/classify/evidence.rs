@@ -1118,12 +1118,20 @@ impl Evidence {
     /// `detail`, xAI `code`+`error`.
     fn mark_error_fields(&mut self, map: &Map<String, Value>) {
         // Also Deepgram's agent events: `{"type": "Error", "description": ..., "message": ...}`.
-        let typed_error = map
-            .get("type")
-            .and_then(Value::as_str)
-            .is_some_and(|t| t.eq_ignore_ascii_case("error"));
+        // Dify's and Flowise's stream events: `{"event": "error", "message": ...}`, `{"event":
+        // "error", "data": "Error: 429 Rate limit reached ..."}`; its data is the error.
+        let typed_error = ["type", "event"].iter().any(|k| {
+            map.get(*k)
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.eq_ignore_ascii_case("error"))
+        });
         if typed_error {
             self.has_error_envelope = true;
+            match map.get("data") {
+                Some(Value::String(data)) => self.read_text(data, 1),
+                Some(data @ Value::Object(_)) => self.read_json(data, 1),
+                _ => {}
+            }
         }
         // Speechmatics' real-time errors: `{"message": "Error", "type": "quota_exceeded",
         // "reason": "Concurrent Quota Exceeded"}`: the type is the code, the reason the words.
@@ -1249,6 +1257,23 @@ impl Evidence {
         }
         if self.has_error_envelope {
             self.push_reasons(map);
+        }
+        // An exception serialized with its class as a field (Make's `{"type": "RateLimitError",
+        // "message": "[429] ..."}`, a JavaScript error's `{"name": "AxiosError", "message":
+        // ...}`): its class is a code, where no envelope of a known shape said so (vLLM's
+        // `{"object": "error", "type": "InternalServerError"}` says less than its words).
+        let class = ["type", "name"].iter().find_map(|k| {
+            map.get(*k)
+                .and_then(Value::as_str)
+                .filter(|t| error_class_name(t))
+        });
+        if let (Some(class), true, false) = (
+            class,
+            map.get("message").is_some_and(Value::is_string),
+            self.has_error_envelope,
+        ) {
+            self.has_error_envelope = true;
+            self.push_code("type", class.to_owned());
         }
         // Bedrock and Cohere errors are a lone `message`, FastAPI's a lone `detail`, Go
         // services' a lone `err`; no success body has that shape. Nor has one whose other
@@ -2860,6 +2885,19 @@ fn grpc_code_in(message: &str) -> Option<String> {
     split_camel(name, '_', &mut code);
     code.make_ascii_lowercase();
     Some(code)
+}
+
+/// An exception's class name: letters and digits ending in `Error` or `Exception` after a
+/// word of its own (`RateLimitError`, `ModuleTimeoutError`; not `Error`).
+fn error_class_name(text: &str) -> bool {
+    let head = text
+        .strip_suffix("Error")
+        .or_else(|| text.strip_suffix("Exception"));
+    head.is_some_and(|h| {
+        h.len() >= 2
+            && h.starts_with(|c: char| c.is_ascii_uppercase())
+            && h.bytes().all(|b| b.is_ascii_alphanumeric())
+    })
 }
 
 /// A canonical status name after "Status: " in a text, as Google's SDKs print it (`Status:
