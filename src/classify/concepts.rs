@@ -6273,6 +6273,8 @@ const MODEL_REFUSED: &[&str] = &[
     "deprecated",
     "decommissioned",
     "retired",
+    // A preview's time ran out (`model_expired`).
+    "expired",
     "offline",
     // `model_loading`, `ModelLoading`.
     "loading",

@@ -424,6 +424,21 @@ impl Evidence {
                         self.read_error_envelope(error, depth);
                         return;
                     }
+                    // A GraphQL field's `errorMessage` beside the result it did not get
+                    // (`{"data": {"chatCompletion": {"content": null, "errorMessage": "Error
+                    // code: 429 - {...}"}}}`); not a report's note beside its figures.
+                    let unanswered = inner.values().any(Value::is_null);
+                    let message = ["errorMessage", "error_message"].iter().find_map(|k| {
+                        inner
+                            .get(*k)
+                            .and_then(Value::as_str)
+                            .filter(|m| !m.trim().is_empty())
+                    });
+                    if let (Some(message), true) = (message, unanswered) {
+                        self.has_error_envelope = true;
+                        self.read_text(message, depth);
+                        return;
+                    }
                     next.push(inner);
                 }
             }
@@ -662,6 +677,26 @@ impl Evidence {
             Some(Value::Object(error)) if error.get("message").is_some_and(Value::is_string) => {
                 self.has_error_envelope = true;
                 self.read_error_object(error, depth);
+            }
+            // Rails' validation errors: each field with its messages (`{"errors": {"model":
+            // ["is not enabled for this workspace"]}}`), the field named before a message that
+            // goes on from it.
+            Some(Value::Object(fields)) => {
+                for (field, messages) in fields.iter().take(MAX_ITEMS) {
+                    let messages = match messages {
+                        Value::Array(list) => list.iter().take(MAX_ITEMS).collect(),
+                        text @ Value::String(_) => vec![text],
+                        _ => Vec::new(),
+                    };
+                    for message in messages.into_iter().filter_map(Value::as_str) {
+                        self.has_error_envelope = true;
+                        if message.starts_with(|c: char| c.is_lowercase()) {
+                            self.push_message(&format!("{field} {message}"));
+                        } else {
+                            self.push_message(message);
+                        }
+                    }
+                }
             }
             _ => {}
         }
@@ -1048,6 +1083,21 @@ impl Evidence {
         {
             self.has_error_envelope = true;
             self.read_text(text, depth);
+        }
+        // An answer flagged as blocked (`{"output": null, "blocked": true, "reason": "..."}`):
+        // its words say why (content, an address, a debt, a burst). A safety verdict's block
+        // (`"safety": {"blocked": true}`), or one that names the content's categories, is a
+        // refusal.
+        let blocked = |m: &Map<String, Value>| m.get("blocked") == Some(&Value::Bool(true));
+        let safety = map
+            .get("safety")
+            .and_then(Value::as_object)
+            .is_some_and(blocked);
+        if blocked(map) || safety {
+            self.has_error_envelope = true;
+            if safety || map.contains_key("category") || map.contains_key("categories") {
+                self.push_code("blocked", "content_filter".to_owned());
+            }
         }
     }
 
