@@ -11393,3 +11393,128 @@ fn packages_trials_contexts_refusals_and_waits_in_russian_caucasian_nordic_and_p
         ),
     ]);
 }
+
+#[wasm_bindgen_test(unsupported = test)]
+fn stack_frames_pascal_case_envelopes_passed_on_pages_and_go_sdk_errors_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // A PHP trace's frames name a `Payload` class: the first line says what happened.
+        (
+            500,
+            "Acme\\ApiException: You exceeded your current quota, please check your plan and billing details.\n#0 /srv/app/vendor/acme/src/Client.php(88): Acme\\Http->send(Object(Acme\\Payload))\n#1 {main}",
+            QuotaExhausted,
+        ),
+        // Java's frames (a method named for a timeout) and Node's are not the message.
+        (
+            400,
+            "java.lang.IllegalArgumentException: messages must not be empty\n\tat com.acme.llm.TimeoutPolicy.applyTimeout(TimeoutPolicy.java:41)\n\tat com.acme.llm.Client.send(Client.java:12)\n\t... 7 more",
+            BadRequest,
+        ),
+        // .NET's and Go's default field names.
+        (
+            200,
+            r#"{"Succeeded":false,"Error":{"Code":"insufficient_quota","Message":"Out of credit."}}"#,
+            QuotaExhausted,
+        ),
+        // A client's exception that kept the proxy page it could not parse, with no status.
+        (
+            500,
+            r#"{"message":"Could not decode the response","exception":"Acme\\DecodeError","response_body":"<html><head><title>504 Gateway Time-out</title></head><body>504</body></html>"}"#,
+            Timeout,
+        ),
+        // A quota violation described in words only.
+        (
+            429,
+            r#"{"error":{"code":429,"message":"Limit reached.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"subject":"project:p1","description":"Monthly token quota exceeded"}]}]}}"#,
+            QuotaExhausted,
+        ),
+        // Google's Go SDK: the status and the quota id in its printed maps.
+        (
+            429,
+            "genai: Error 429, Message: You exceeded your current quota, please check your plan and billing details., Status: RESOURCE_EXHAUSTED, Details: [map[@type:type.googleapis.com/google.rpc.QuotaFailure violations:[map[quotaId:GenerateContentInputTokensPerModelPerMinute-FreeTier]]]]",
+            RateLimited,
+        ),
+        (
+            429,
+            "genai: Error 429, Message: Quota exceeded., Status: RESOURCE_EXHAUSTED, Details: [map[violations:[map[quotaId:GenerateRequestsPerDayPerProjectPerModel-FreeTier]]]]",
+            QuotaExhausted,
+        ),
+        // Japanese humble forms read as the plain polite ones.
+        (
+            200,
+            r#"{"resultCode":"E1102","resultMessage":"お客様のクレジット残高がございません。"}"#,
+            QuotaExhausted,
+        ),
+        // A budget that is spent; a budget of a window of seconds is waited out.
+        (
+            200,
+            r#"{"ok":false,"error":"the team's inference budget for this month is spent"}"#,
+            QuotaExhausted,
+        ),
+        (
+            429,
+            r#"{"detail":"Token budget for the current 30-second window is spent. Try again shortly."}"#,
+            RateLimited,
+        ),
+    ]);
+}
+
+#[wasm_bindgen_test(unsupported = test)]
+fn serialized_exceptions_stream_events_graphql_fields_field_errors_and_blocked_answers_are_read() {
+    use ErrorClass::*;
+    assert_classes(&[
+        // An exception serialized with its class as a field, inside a 200.
+        (
+            200,
+            r#"{"type":"RateLimitError","message":"[429] Too many requests in the last minute.","step":4}"#,
+            RateLimited,
+        ),
+        (
+            200,
+            r#"{"name":"ProviderTimeoutError","message":"The provider did not answer within 60 seconds."}"#,
+            Timeout,
+        ),
+        // A success note is no exception.
+        (200, r#"{"type":"message","message":"All done."}"#, Ok),
+        // Stream events typed `error` by their `event`, the error in `data`.
+        (
+            200,
+            "message:\ndata:{\"event\":\"token\",\"data\":\"Hel\"}\n\nmessage:\ndata:{\"event\":\"error\",\"data\":\"Error: 401 Incorrect API key provided\"}\n\n",
+            Auth,
+        ),
+        (
+            200,
+            "data: {\"event\":\"error\",\"data\":{\"code\":\"context_length_exceeded\",\"message\":\"Too long.\"}}\n\n",
+            ContextOverflow,
+        ),
+        // A GraphQL field that got no result and says why.
+        (
+            200,
+            r#"{"data":{"summarize":{"text":null,"errorMessage":"Error code: 529 - {'type': 'error', 'error': {'type': 'overloaded_error', 'message': 'Overloaded'}}"}}}"#,
+            Overloaded,
+        ),
+        // Rails' errors keyed by field: the field is the subject of its message.
+        (
+            422,
+            r#"{"errors":{"model":["is not available on the Starter plan"]}}"#,
+            ModelUnavailable,
+        ),
+        // A safety verdict's block is a refusal; a bare block says why in its words.
+        (
+            200,
+            r#"{"text":"","safety":{"blocked":true,"categories":["hate"]}}"#,
+            ContentPolicy,
+        ),
+        (
+            429,
+            r#"{"blocked":true,"reason":"burst","message":"Blocked for 20 seconds: too many requests."}"#,
+            RateLimited,
+        ),
+        // A preview model whose time ran out.
+        (
+            400,
+            r#"{"error":{"message":"This preview has ended.","code":"model_expired"}}"#,
+            ModelUnavailable,
+        ),
+    ]);
+}
