@@ -740,6 +740,35 @@ impl Evidence {
     /// `error` object: that answer is read as a body, its status as the inner one. Keys other
     /// readers know are left to them; objects of the wrapper's own are looked into, a few
     /// levels down.
+    /// An HTTP client's error with the response it got (axios: `{"name": "AxiosError",
+    /// "message": "Request failed with status code 429", "status": 429, "response": {"status":
+    /// 429, "data": {"error": {...}}}}`): the response's data is the upstream's body, its status
+    /// the inner one.
+    fn read_client_response(&mut self, map: &Map<String, Value>, depth: usize) {
+        let Some(Value::Object(response)) = map.get("response") else {
+            return;
+        };
+        let Some(status) = stated_status(response).or_else(|| stated_status(map)) else {
+            return;
+        };
+        if depth >= MAX_NESTING || status < 400 {
+            return;
+        }
+        match response.get("data") {
+            Some(Value::Object(data)) => {
+                self.has_error_envelope = true;
+                self.inner_status.get_or_insert(status);
+                self.read_object(data, depth + 1);
+            }
+            Some(Value::String(text)) if !text.trim().is_empty() => {
+                self.has_error_envelope = true;
+                self.inner_status.get_or_insert(status);
+                self.read_body(text.as_bytes(), depth + 1);
+            }
+            _ => {}
+        }
+    }
+
     fn read_nested_answer(&mut self, map: &Map<String, Value>, depth: usize) {
         if let Some(Value::Object(error)) = map.get("error") {
             self.read_nested_in(error, depth, false);
@@ -2501,6 +2530,7 @@ const ENVELOPES: &[Reader] = &[
     Evidence::read_errors,
     Evidence::read_upstream_body,
     Evidence::read_nested_answer,
+    Evidence::read_client_response,
     Evidence::read_choice_errors,
     Evidence::read_wrapped_gemini,
     Evidence::read_result_code,

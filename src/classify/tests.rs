@@ -11476,6 +11476,12 @@ fn serialized_exceptions_stream_events_graphql_fields_field_errors_and_blocked_a
         ),
         // A success note is no exception.
         (200, r#"{"type":"message","message":"All done."}"#, Ok),
+        // An HTTP client's error with the response it got: the response's data is the body.
+        (
+            200,
+            r#"{"name":"AxiosError","message":"Request failed with status code 429","code":"ERR_BAD_REQUEST","status":429,"response":{"status":429,"data":{"error":{"message":"Your credit balance is too low to access the API.","type":"invalid_request_error"}}}}"#,
+            QuotaExhausted,
+        ),
         // Stream events typed `error` by their `event`, the error in `data`.
         (
             200,
