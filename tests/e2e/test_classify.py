@@ -349,6 +349,25 @@ CASES = [
     ("acme-3", 403, {}, {"error": {"message": "Huduma hii haipatikani katika nchi yako.", "code": "unsupported_country_region_territory"}}, "model_unavailable", None, True),
     ("acme-3", 429, {}, {"error": {"message": "Kua nui rawa ng\u0101 tono. Tatari kia 20 h\u0113kona.", "type": "rate_limit_error"}}, "rate_limited", None, False),
     ("acme-3", 403, {}, {"message": "\u0421\u0440\u043e\u043a \u0434\u0435\u0439\u0441\u0442\u0432\u0438\u044f \u043f\u0430\u043a\u0435\u0442\u0430 \u0442\u043e\u043a\u0435\u043d\u043e\u0432 \u0438\u0441\u0442\u0451\u043a."}, "quota_exhausted", None, True),
+    # The session of 2026-12-08 (seventeenth): a stack trace's frames are not the message (PHP's
+    # `Payload` class); .NET's PascalCase envelope; a client's exception that kept the proxy page it
+    # could not parse; Google's Go SDK printing its status and per-minute quota id; Japanese humble
+    # forms; a month's budget that is spent; an exception serialized with its class as a field;
+    # Flowise's stream event typed `error`; Rails' field-keyed errors; axios' `response.data`; a
+    # Google quota violation described in words; a safety verdict's block; a preview model expired.
+    ("acme-3", 500, {}, "Acme\\Llm\\ClientException: You exceeded your current quota, please check your plan and billing details.\n#0 /srv/app/vendor/acme/llm/src/Http.php(41): Acme\\Llm\\Http->post(Object(Acme\\Llm\\Payload))\n#1 {main}", "quota_exhausted", None, True),
+    ("acme-3", 500, {}, {"Succeeded": False, "Error": {"Code": "insufficient_quota", "Message": "Request failed."}}, "quota_exhausted", None, True),
+    ("acme-3", 500, {}, {"message": "Unexpected token < in JSON", "exception": "Acme\\UnreadableResponse", "response_body": "<html><head><title>504 Gateway Time-out</title></head><body><center><h1>504 Gateway Time-out</h1></center></body></html>"}, "timeout", None, False),
+    ("acme-3", 429, {}, "genai: Error 429, Message: You exceeded your current quota, please check your plan and billing details., Status: RESOURCE_EXHAUSTED, Details: [map[@type:type.googleapis.com/google.rpc.QuotaFailure violations:[map[quotaId:GenerateRequestsPerMinutePerProjectPerModel-FreeTier]]]]", "rate_limited", None, False),
+    ("acme-3", 403, {}, {"code": 40211, "msg": "API \u30af\u30ec\u30b8\u30c3\u30c8\u306e\u6b8b\u9ad8\u304c\u3054\u3056\u3044\u307e\u305b\u3093\u3002"}, "quota_exhausted", None, True),
+    ("acme-3", 403, {}, {"ok": False, "error": "This workspace's model budget for the month is spent."}, "quota_exhausted", None, True),
+    ("acme-3", 500, {}, {"type": "ContextWindowExceededError", "message": "Request failed."}, "context_overflow", None, True),
+    ("acme-3", 500, {}, "message:\ndata:{\"event\":\"error\",\"data\":\"Error: 401 Incorrect API key provided\"}\n\n", "auth", None, True),
+    ("acme-3", 422, {}, {"errors": {"model": ["is not enabled for this organization"]}}, "model_unavailable", None, True),
+    ("acme-3", 500, {}, {"name": "AxiosError", "message": "Request failed with status code 400", "status": 400, "response": {"status": 400, "data": {"error": {"message": "Your credit balance is too low to access the Anthropic API.", "type": "invalid_request_error"}}}}, "quota_exhausted", None, True),
+    ("acme-3", 429, {}, {"error": {"code": 429, "message": "Limit reached.", "status": "RESOURCE_EXHAUSTED", "details": [{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{"subject": "project:p7", "description": "Daily request quota exceeded"}]}]}}, "quota_exhausted", None, True),
+    ("acme-3", 500, {}, {"output": None, "safety": {"blocked": True, "categories": ["violence"]}}, "content_policy", None, True),
+    ("acme-3", 400, {}, {"error": {"message": "Preview over.", "code": "model_expired"}}, "model_unavailable", None, True),
     ("acme-1", 400, {}, TIE_BREAK_BODY := {"error": {"code": "OperationNotSupported", "message": "The chatCompletion operation does not work with the specified model, gpt-4o-mini. Please choose different model and try again. You can learn more about which models can be used with each operation here: https://go.microsoft.com/fwlink/?linkid=2197993."}}, "model_unavailable", None, True),
 ]
 
