@@ -683,12 +683,12 @@ impl Evidence {
             // goes on from it.
             Some(Value::Object(fields)) => {
                 for (field, messages) in fields.iter().take(MAX_ITEMS) {
-                    let messages = match messages {
-                        Value::Array(list) => list.iter().take(MAX_ITEMS).collect(),
-                        text @ Value::String(_) => vec![text],
-                        _ => Vec::new(),
+                    // Each field's messages are a list (an OpenAI batch's `"errors": {"object":
+                    // "list", "data": []}` is no field's).
+                    let Value::Array(messages) = messages else {
+                        continue;
                     };
-                    for message in messages.into_iter().filter_map(Value::as_str) {
+                    for message in messages.iter().take(MAX_ITEMS).filter_map(Value::as_str) {
                         self.has_error_envelope = true;
                         if message.starts_with(|c: char| c.is_lowercase()) {
                             self.push_message(&format!("{field} {message}"));
