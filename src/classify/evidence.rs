@@ -199,7 +199,7 @@ impl Evidence {
         // .NET's and Go's serializers keep a type's field names by default (`{"Successful":
         // false, "Error": {"Code": "insufficient_quota", "Message": ...}}`): where nothing was
         // read, the body is read again with its names in camelCase.
-        if self.items_read() == before && !self.has_error_envelope {
+        if self.items_read() == before && !self.has_error_envelope && has_pascal_keys(&value, 0) {
             if let Some(camel) = camel_case_keys(&value, 0) {
                 self.read_json(&camel, depth);
             }
@@ -344,7 +344,7 @@ impl Evidence {
         for read in ENVELOPES {
             read(self, map, depth);
         }
-        self.mark_error_fields(map);
+        self.mark_error_fields(map, depth);
         self.read_top_level_fields(map, depth);
         self.read_failed_task(map, depth);
         for read in INSIDE_ANSWERS {
@@ -1195,7 +1195,7 @@ impl Evidence {
     /// Top-level fields: Anthropic's `type: error`, DashScope/SiliconFlow `code`+`message`,
     /// Baidu `error_code`+`error_msg`, TGI `error_type`, Bedrock/Cohere `message`, FastAPI
     /// `detail`, xAI `code`+`error`.
-    fn mark_error_fields(&mut self, map: &Map<String, Value>) {
+    fn mark_error_fields(&mut self, map: &Map<String, Value>, depth: usize) {
         // Also Deepgram's agent events: `{"type": "Error", "description": ..., "message": ...}`.
         // Dify's and Flowise's stream events: `{"event": "error", "message": ...}`, `{"event":
         // "error", "data": "Error: 429 Rate limit reached ..."}`; its data is the error.
@@ -1207,8 +1207,10 @@ impl Evidence {
         if typed_error {
             self.has_error_envelope = true;
             match map.get("data") {
-                Some(Value::String(data)) => self.read_text(data, 1),
-                Some(data @ Value::Object(_)) => self.read_json(data, 1),
+                Some(Value::String(data)) => self.read_text(data, depth + 1),
+                Some(data @ Value::Object(_)) if depth < MAX_NESTING => {
+                    self.read_json(data, depth + 1);
+                }
                 _ => {}
             }
         }
@@ -3056,19 +3058,43 @@ fn split_camel(name: &str, sep: char, out: &mut String) {
     }
 }
 
+/// How deep [`camel_case_keys`] looks.
+const PASCAL_DEPTH: usize = 4;
+
+/// A PascalCase key (`Error`, `ErrorMessage`; not `HTTPStatus`).
+fn pascal_key(key: &str) -> bool {
+    let mut bytes = key.bytes();
+    bytes.next().is_some_and(|b| b.is_ascii_uppercase())
+        && bytes.next().is_some_and(|b| b.is_ascii_lowercase())
+}
+
+/// Whether `value` has a PascalCase key a few levels down: looked for before anything is
+/// copied (a success's body has none).
+fn has_pascal_keys(value: &Value, depth: usize) -> bool {
+    depth < PASCAL_DEPTH
+        && match value {
+            Value::Object(map) => map
+                .iter()
+                .any(|(k, v)| pascal_key(k) || has_pascal_keys(v, depth + 1)),
+            Value::Array(items) => items
+                .iter()
+                .take(MAX_ITEMS)
+                .any(|v| has_pascal_keys(v, depth + 1)),
+            _ => false,
+        }
+}
+
 /// `value` with its PascalCase keys in camelCase (`ErrorMessage` -> `errorMessage`; `HTTPStatus`
 /// stays), a few levels down; `None` when it has none.
 fn camel_case_keys(value: &Value, depth: usize) -> Option<Value> {
     fn camel(key: &str) -> Option<String> {
-        let mut chars = key.chars();
-        let first = chars.next().filter(char::is_ascii_uppercase)?;
-        chars.next().filter(char::is_ascii_lowercase)?;
+        let rest = key.get(1..).filter(|_| pascal_key(key))?;
         let mut out = String::with_capacity(key.len());
-        out.push(first.to_ascii_lowercase());
-        out.push_str(key.get(1..)?);
+        out.extend(key.chars().next().map(|c| c.to_ascii_lowercase()));
+        out.push_str(rest);
         Some(out)
     }
-    if depth >= 4 {
+    if depth >= PASCAL_DEPTH {
         return None;
     }
     match value {
