@@ -200,9 +200,7 @@ impl Evidence {
         // false, "Error": {"Code": "insufficient_quota", "Message": ...}}`): where nothing was
         // read, the body is read again with its names in camelCase.
         if self.items_read() == before && !self.has_error_envelope && has_pascal_keys(&value, 0) {
-            if let Some(camel) = camel_case_keys(&value, 0) {
-                self.read_json(&camel, depth);
-            }
+            self.read_json(&camel_case_keys(&value, 0), depth);
         }
         if self.json.is_none() {
             self.json = Some(first_element(value));
@@ -732,14 +730,6 @@ impl Evidence {
         }
     }
 
-    /// A wrapper that keeps the upstream's answer whole under a key of its own making
-    /// (`"vendor_error": {"type": "error", "error": {...}}`, `"raw_upstream": "{...}"`,
-    /// `"origin": {"status": 413, "body": {...}}`, `"upstream": {"status": 400, "message":
-    /// "..."}`, `"cause": {"message": "Error code: 429 - {...}"}`, `"inner": "anthropic.
-    /// BadRequestError: Error code: 400 - {...}"`), beside its own words or inside its own
-    /// `error` object: that answer is read as a body, its status as the inner one. Keys other
-    /// readers know are left to them; objects of the wrapper's own are looked into, a few
-    /// levels down.
     /// An HTTP client's error with the response it got (axios: `{"name": "AxiosError",
     /// "message": "Request failed with status code 429", "status": 429, "response": {"status":
     /// 429, "data": {"error": {...}}}}`): the response's data is the upstream's body, its status
@@ -769,6 +759,14 @@ impl Evidence {
         }
     }
 
+    /// A wrapper that keeps the upstream's answer whole under a key of its own making
+    /// (`"vendor_error": {"type": "error", "error": {...}}`, `"raw_upstream": "{...}"`,
+    /// `"origin": {"status": 413, "body": {...}}`, `"upstream": {"status": 400, "message":
+    /// "..."}`, `"cause": {"message": "Error code: 429 - {...}"}`, `"inner": "anthropic.
+    /// BadRequestError: Error code: 400 - {...}"`), beside its own words or inside its own
+    /// `error` object: that answer is read as a body, its status as the inner one. Keys other
+    /// readers know are left to them; objects of the wrapper's own are looked into, a few
+    /// levels down.
     fn read_nested_answer(&mut self, map: &Map<String, Value>, depth: usize) {
         if let Some(Value::Object(error)) = map.get("error") {
             self.read_nested_in(error, depth, false);
@@ -3085,8 +3083,8 @@ fn has_pascal_keys(value: &Value, depth: usize) -> bool {
 }
 
 /// `value` with its PascalCase keys in camelCase (`ErrorMessage` -> `errorMessage`; `HTTPStatus`
-/// stays), a few levels down; `None` when it has none.
-fn camel_case_keys(value: &Value, depth: usize) -> Option<Value> {
+/// stays, and so does a key whose camelCase twin is there too), a few levels down.
+fn camel_case_keys(value: &Value, depth: usize) -> Value {
     fn camel(key: &str) -> Option<String> {
         let rest = key.get(1..).filter(|_| pascal_key(key))?;
         let mut out = String::with_capacity(key.len());
@@ -3095,47 +3093,26 @@ fn camel_case_keys(value: &Value, depth: usize) -> Option<Value> {
         Some(out)
     }
     if depth >= PASCAL_DEPTH {
-        return None;
+        return value.clone();
     }
     match value {
         Value::Object(map) => {
-            let mut changed = false;
             let mut out = Map::new();
             for (key, v) in map {
-                let key = match camel(key) {
-                    Some(k) if !map.contains_key(&k) => {
-                        changed = true;
-                        k
-                    }
-                    _ => key.clone(),
-                };
-                let v = match camel_case_keys(v, depth + 1) {
-                    Some(inner) => {
-                        changed = true;
-                        inner
-                    }
-                    None => v.clone(),
-                };
-                out.entry(key).or_insert(v);
+                let key = camel(key)
+                    .filter(|k| !map.contains_key(k))
+                    .unwrap_or_else(|| key.clone());
+                out.entry(key)
+                    .or_insert_with(|| camel_case_keys(v, depth + 1));
             }
-            changed.then_some(Value::Object(out))
+            Value::Object(out)
         }
-        Value::Array(items) => {
-            let items: Vec<Value> = items.iter().take(MAX_ITEMS).cloned().collect();
-            let mut changed = false;
-            let items = items
-                .into_iter()
-                .map(|v| match camel_case_keys(&v, depth + 1) {
-                    Some(inner) => {
-                        changed = true;
-                        inner
-                    }
-                    None => v,
-                })
-                .collect();
-            changed.then_some(Value::Array(items))
-        }
-        _ => None,
+        Value::Array(items) => items
+            .iter()
+            .take(MAX_ITEMS)
+            .map(|v| camel_case_keys(v, depth + 1))
+            .collect(),
+        other => other.clone(),
     }
 }
 
